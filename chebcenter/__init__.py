@@ -1,0 +1,30 @@
+"""chebcenter: minimax Chebyshev centers of box slices.
+
+The Chebyshev center of a bounded set Q is the center of the smallest ball
+that *encloses* Q (``argmin_c max_{x in Q} ||x - c||``): the best worst-case
+estimate of an unknown x known to lie in Q. This is not the center of the
+largest inscribed ball that LP libraries compute under the same name.
+"""
+
+from __future__ import annotations
+
+from . import theory
+from ._errors import ChebcenterError, InvalidInputError, MissingBackendError
+from .methods import METHODS
+from .problem import BoxSlice, chebyshev_center
+from .results import BatchResult, CenterResult, Status
+
+__version__ = "0.1.0"
+
+__all__ = sorted([
+    "BatchResult",
+    "BoxSlice",
+    "CenterResult",
+    "ChebcenterError",
+    "InvalidInputError",
+    "METHODS",
+    "MissingBackendError",
+    "Status",
+    "chebyshev_center",
+    "theory",
+])

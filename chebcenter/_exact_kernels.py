@@ -1,0 +1,352 @@
+"""Compiled kernels of the exact method: vertex enumeration and minimum enclosing ball.
+
+Private module: float64/int64 arrays only, no validation.
+
+Vertices. With ``Vr`` (r x d, orthonormal rows) and ``beta = Vr q``, a point of
+``S_F = {x : Vr x = beta, lo <= x <= hi}`` is a vertex iff it is a basic
+solution: some set F of r coordinates with ``Vr[:, F]`` invertible carries
+``x_F = Vr[:, F]^{-1} (beta - Vr[:, N] x_N)`` and every other coordinate sits
+at a bound, ``x_N in {lo_N, hi_N}``. We visit every basis F and walk the
+``2^(d-r)`` bound patterns in Gray-code order, so each step is a rank-one
+update ``x_F -= +-(hi_j - lo_j) G[:, j]`` with ``G = Vr[:, F]^{-1} Vr[:, N]``.
+
+Minimum enclosing ball. The walking algorithm of Fischer, Gärtner and Kutz
+("Fast smallest-enclosing-ball computation in high dimensions", ESA 2003):
+keep a support set T on the boundary of a ball that contains every point,
+walk the center toward the circumcenter of T, add the first point the
+shrinking ball touches, and drop a support point whose affine coefficient is
+negative. It stops exactly when the center lies in conv(T), which is the
+optimality condition of the minimum enclosing ball.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._jit import jit
+
+__all__ = ["enumerate_vertices", "min_enclosing_ball"]
+
+
+@jit
+def _lu_inverse(M, out, pivot_tol):
+    """``out = M^{-1}`` by Gauss-Jordan with partial pivoting; False if a pivot
+    is below ``pivot_tol`` (the basis is singular to working precision)."""
+    r = M.shape[0]
+    a = M.copy()
+    for i in range(r):
+        for j in range(r):
+            out[i, j] = 1.0 if i == j else 0.0
+    for col in range(r):
+        piv = col
+        best = abs(a[col, col])
+        for i in range(col + 1, r):
+            if abs(a[i, col]) > best:
+                best = abs(a[i, col])
+                piv = i
+        if best <= pivot_tol:
+            return False
+        if piv != col:
+            for j in range(r):
+                t = a[col, j]
+                a[col, j] = a[piv, j]
+                a[piv, j] = t
+                t = out[col, j]
+                out[col, j] = out[piv, j]
+                out[piv, j] = t
+        inv = 1.0 / a[col, col]
+        for j in range(r):
+            a[col, j] *= inv
+            out[col, j] *= inv
+        for i in range(r):
+            if i != col:
+                f = a[i, col]
+                if f != 0.0:
+                    for j in range(r):
+                        a[i, j] -= f * a[col, j]
+                        out[i, j] -= f * out[col, j]
+    return True
+
+
+@jit
+def enumerate_vertices(Vr, beta, lo, hi, capacity, feas_tol, pivot_tol):
+    """All basic feasible solutions of ``{x : Vr x = beta, lo <= x <= hi}``.
+
+    Returns ``(V, count)`` with ``V[:count]`` the solutions (one per basis and
+    bound pattern, so degenerate vertices repeat), basic coordinates clipped
+    into the box after the ``feas_tol`` test. ``count = -1`` means more than
+    ``capacity`` solutions were found (the caller reports TOO_LARGE).
+    """
+    r, d = Vr.shape
+    p = d - r
+    V = np.empty((capacity, d))
+    count = 0
+    comb = np.arange(r)
+    basis = np.empty((r, r))
+    binv = np.empty((r, r))
+    nonbasic = np.empty(p, dtype=np.int64)
+    G = np.empty((r, p))
+    x0 = np.empty(r)
+    xf = np.empty(r)
+    state = np.zeros(p, dtype=np.int64)
+    is_basic = np.zeros(d, dtype=np.bool_)
+    while True:
+        for i in range(d):
+            is_basic[i] = False
+        for k in range(r):
+            is_basic[comb[k]] = True
+        j = 0
+        for i in range(d):
+            if not is_basic[i]:
+                nonbasic[j] = i
+                j += 1
+        for a in range(r):
+            for k in range(r):
+                basis[a, k] = Vr[a, comb[k]]
+        if _lu_inverse(basis, binv, pivot_tol):
+            # G = B^{-1} Vr[:, N];  x0 = B^{-1}(beta - Vr[:, N] lo_N)
+            for a in range(r):
+                for jj in range(p):
+                    s = 0.0
+                    for k in range(r):
+                        s += binv[a, k] * Vr[k, nonbasic[jj]]
+                    G[a, jj] = s
+            for a in range(r):
+                s = 0.0
+                for k in range(r):
+                    t = beta[k]
+                    for jj in range(p):
+                        t -= Vr[k, nonbasic[jj]] * lo[nonbasic[jj]]
+                    s += binv[a, k] * t
+                x0[a] = s
+            for jj in range(p):
+                state[jj] = 0
+            for a in range(r):
+                xf[a] = x0[a]
+            n_patterns = 1 << p
+            for g in range(n_patterns):
+                if g > 0:
+                    flip = 0
+                    while ((g >> flip) & 1) == 0:
+                        flip += 1
+                    width = hi[nonbasic[flip]] - lo[nonbasic[flip]]
+                    sign = 1.0 if state[flip] == 0 else -1.0
+                    state[flip] = 1 - state[flip]
+                    for a in range(r):
+                        xf[a] -= sign * width * G[a, flip]
+                inside = True
+                for a in range(r):
+                    i = comb[a]
+                    if xf[a] < lo[i] - feas_tol or xf[a] > hi[i] + feas_tol:
+                        inside = False
+                        break
+                if not inside:
+                    continue
+                if count >= capacity:
+                    return V, -1
+                # recompute x_F from scratch: no drift from the running updates
+                for a in range(r):
+                    s = x0[a]
+                    for jj in range(p):
+                        if state[jj] == 1:
+                            s -= (hi[nonbasic[jj]] - lo[nonbasic[jj]]) * G[a, jj]
+                    i = comb[a]
+                    V[count, i] = min(max(s, lo[i]), hi[i])
+                for jj in range(p):
+                    i = nonbasic[jj]
+                    V[count, i] = hi[i] if state[jj] == 1 else lo[i]
+                count += 1
+        # next combination of r out of d (lexicographic)
+        k = r - 1
+        while k >= 0 and comb[k] == d - r + k:
+            k -= 1
+        if k < 0:
+            break
+        comb[k] += 1
+        for t in range(k + 1, r):
+            comb[t] = comb[t - 1] + 1
+    return V, count
+
+
+@jit
+def _circumcenter(P, T, k, center, lam, work, rhs, sol):
+    """Center of the smallest sphere through ``P[T[:k]]`` within their affine hull.
+
+    With ``M = [P_t1 - P_t0, ...]``: solve ``(M^T M) y = diag(M^T M) / 2``,
+    ``center = P_t0 + M y``, affine coefficients ``lam = (1 - sum y, y)``.
+    Returns False if the support points are affinely dependent.
+    """
+    dim = P.shape[1]
+    t0 = T[0]
+    n = k - 1
+    for a in range(n):
+        for b in range(a + 1):
+            s = 0.0
+            for i in range(dim):
+                s += (P[T[a + 1], i] - P[t0, i]) * (P[T[b + 1], i] - P[t0, i])
+            work[a, b] = s
+            work[b, a] = s
+        rhs[a] = 0.5 * work[a, a]
+    # Cholesky on the leading n x n block of work
+    scale = 0.0
+    for a in range(n):
+        scale = max(scale, work[a, a])
+    for j in range(n):
+        s = work[j, j]
+        for q in range(j):
+            s -= work[j, q] * work[j, q]
+        if s <= 1e-13 * scale:
+            return False
+        ljj = math.sqrt(s)
+        work[j, j] = ljj
+        for i in range(j + 1, n):
+            t = work[i, j]
+            for q in range(j):
+                t -= work[i, q] * work[j, q]
+            work[i, j] = t / ljj
+    for i in range(n):
+        t = rhs[i]
+        for q in range(i):
+            t -= work[i, q] * sol[q]
+        sol[i] = t / work[i, i]
+    for i in range(n - 1, -1, -1):
+        t = sol[i]
+        for q in range(i + 1, n):
+            t -= work[q, i] * sol[q]
+        sol[i] = t / work[i, i]
+    total = 0.0
+    for a in range(n):
+        lam[a + 1] = sol[a]
+        total += sol[a]
+    lam[0] = 1.0 - total
+    for i in range(dim):
+        s = P[t0, i]
+        for a in range(n):
+            s += sol[a] * (P[T[a + 1], i] - P[t0, i])
+        center[i] = s
+    return True
+
+
+@jit
+def min_enclosing_ball(P, maxit):
+    """Minimum enclosing ball of the rows of ``P`` (n x dim).
+
+    Returns ``(center, radius, lower, support, n_support, status)``:
+    ``radius = max_j ||P_j - center||`` (an enclosing radius, honest whatever
+    happens); ``lower = sqrt(sum_j lam_j ||P_j - c_lam||^2)`` with the support's
+    nonnegative, normalised affine weights, a lower bound on the optimal
+    radius by MEB duality; ``status`` 0 optimal, 1 iteration limit,
+    2 degenerate support (both still return a valid enclosing ball).
+    """
+    n, dim = P.shape
+    cap = dim + 2
+    T = np.empty(cap, dtype=np.int64)
+    in_T = np.zeros(n, dtype=np.bool_)
+    lam = np.zeros(cap)
+    work = np.empty((cap, cap))
+    rhs = np.empty(cap)
+    sol = np.empty(cap)
+    c = P[0].copy()
+    caff = np.empty(dim)
+    direction = np.empty(dim)
+    far = 0
+    best = -1.0
+    for j in range(n):
+        s = 0.0
+        for i in range(dim):
+            t = P[j, i] - c[i]
+            s += t * t
+        if s > best:
+            best = s
+            far = j
+    T[0] = far
+    in_T[far] = True
+    k = 1
+    status = 1
+    scale = math.sqrt(best) + 1e-300
+    for it in range(maxit):
+        if not _circumcenter(P, T, k, caff, lam, work, rhs, sol):
+            status = 2
+            break
+        dist = 0.0
+        for i in range(dim):
+            direction[i] = caff[i] - c[i]
+            dist += direction[i] * direction[i]
+        if math.sqrt(dist) <= 1e-14 * scale:
+            # at the circumcenter: optimal iff it lies in conv(T)
+            jmin = 0
+            for a in range(1, k):
+                if lam[a] < lam[jmin]:
+                    jmin = a
+            if lam[jmin] >= -1e-12:
+                status = 0
+                break
+            in_T[T[jmin]] = False
+            for a in range(jmin, k - 1):
+                T[a] = T[a + 1]
+            k -= 1
+            continue
+        # walk c -> caff; stop where a point outside T reaches the boundary
+        t0 = T[0]
+        r2 = 0.0
+        for i in range(dim):
+            t = P[t0, i] - c[i]
+            r2 += t * t
+        tmin = 1.0
+        block = -1
+        for j in range(n):
+            if in_T[j]:
+                continue
+            den = 0.0
+            dj2 = 0.0
+            for i in range(dim):
+                den += (P[t0, i] - P[j, i]) * direction[i]
+                t = P[j, i] - c[i]
+                dj2 += t * t
+            den *= 2.0
+            if den > 1e-14 * scale * math.sqrt(dist):
+                tj = max(r2 - dj2, 0.0) / den
+                if tj < tmin:
+                    tmin = tj
+                    block = j
+        if block >= 0:
+            for i in range(dim):
+                c[i] += tmin * direction[i]
+            if k >= cap:
+                status = 2
+                break
+            T[k] = block
+            in_T[block] = True
+            k += 1
+        else:
+            for i in range(dim):
+                c[i] = caff[i]
+    radius2 = 0.0
+    for j in range(n):
+        s = 0.0
+        for i in range(dim):
+            t = P[j, i] - c[i]
+            s += t * t
+        radius2 = max(radius2, s)
+    # dual lower bound from the support weights (clipped to >= 0, renormalised)
+    lower2 = 0.0
+    wsum = 0.0
+    for a in range(k):
+        wsum += max(lam[a], 0.0)
+    if status != 2 and wsum > 0.0:
+        clam = np.zeros(dim)
+        for a in range(k):
+            w = max(lam[a], 0.0) / wsum
+            for i in range(dim):
+                clam[i] += w * P[T[a], i]
+        for a in range(k):
+            w = max(lam[a], 0.0) / wsum
+            s = 0.0
+            for i in range(dim):
+                t = P[T[a], i] - clam[i]
+                s += t * t
+            lower2 += w * s
+    support = T[:k].copy()
+    return c, math.sqrt(radius2), math.sqrt(lower2), support, k, status

@@ -1,0 +1,117 @@
+"""Input validation, done once at the public entry points.
+
+Every message names the argument, says what is required and what was received.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._errors import InvalidInputError
+
+__all__ = ["as_matrix", "as_bounds", "as_rhs", "as_batch_rhs", "check_choice",
+           "as_positive_int", "as_positive_float"]
+
+
+def _describe(x: Any) -> str:
+    if isinstance(x, np.ndarray):
+        return f"array of shape {x.shape} and dtype {x.dtype}"
+    return f"{type(x).__name__} {x!r}"[:120]
+
+
+def _as_float_array(name: str, value: Any) -> np.ndarray:
+    try:
+        arr = np.array(value, dtype=np.float64, copy=True)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(
+            f"{name} must be an array of real numbers; got {_describe(value)}") from exc
+    if np.iscomplexobj(np.asarray(value)):
+        raise InvalidInputError(f"{name} must be real; got complex values")
+    return arr
+
+
+def _check_finite(name: str, arr: np.ndarray) -> None:
+    if not np.all(np.isfinite(arr)):
+        bad = np.argwhere(~np.isfinite(arr))[0]
+        raise InvalidInputError(
+            f"{name} must be finite; got {arr[tuple(bad)]} at index {tuple(int(i) for i in bad)}")
+
+
+def as_matrix(name: str, value: Any) -> np.ndarray:
+    """A finite 2-D float64 array with at least one column."""
+    arr = _as_float_array(name, value)
+    if arr.ndim != 2:
+        raise InvalidInputError(f"{name} must be a 2-D array (m, d); got {arr.ndim}-D shape {arr.shape}")
+    if arr.shape[1] == 0:
+        raise InvalidInputError(f"{name} must have at least one column (d >= 1); got shape {arr.shape}")
+    _check_finite(name, arr)
+    return np.ascontiguousarray(arr)
+
+
+def as_bounds(lo: Any, hi: Any, d: int) -> tuple[np.ndarray, np.ndarray]:
+    """``lo``, ``hi`` as finite (d,) arrays with ``lo <= hi``."""
+    out = []
+    for name, value in (("lo", lo), ("hi", hi)):
+        arr = _as_float_array(name, value)
+        if arr.ndim == 0:
+            arr = np.full(d, float(arr))
+        if arr.shape != (d,):
+            raise InvalidInputError(f"{name} must be a scalar or an array of shape ({d},); got shape {arr.shape}")
+        _check_finite(name, arr)
+        out.append(np.ascontiguousarray(arr))
+    lo_a, hi_a = out
+    if np.any(lo_a > hi_a):
+        i = int(np.argmax(lo_a > hi_a))
+        raise InvalidInputError(f"lo must be <= hi elementwise; got lo[{i}] = {lo_a[i]} > hi[{i}] = {hi_a[i]}")
+    return lo_a, hi_a
+
+
+def as_rhs(name: str, value: Any, m: int) -> np.ndarray:
+    """A finite (m,) right-hand side."""
+    arr = _as_float_array(name, value)
+    if arr.ndim == 0 and m == 1:
+        arr = arr.reshape(1)
+    if arr.shape != (m,):
+        hint = " (use .centers for a batch)" if arr.ndim == 2 else ""
+        raise InvalidInputError(f"{name} must have shape ({m},) to match A; got shape {arr.shape}{hint}")
+    _check_finite(name, arr)
+    return arr
+
+
+def as_batch_rhs(name: str, value: Any, m: int) -> np.ndarray:
+    """A finite (N, m) batch of right-hand sides (one per row)."""
+    arr = _as_float_array(name, value)
+    if arr.ndim == 1 and m == 1:
+        arr = arr.reshape(-1, 1)
+    if arr.ndim != 2 or arr.shape[1] != m:
+        raise InvalidInputError(
+            f"{name} must have shape (N, {m}): one right-hand side per row; got shape {arr.shape}")
+    _check_finite(name, arr)
+    return np.ascontiguousarray(arr)
+
+
+def check_choice(name: str, value: Any, choices) -> str:
+    """``value`` must be one of ``choices``."""
+    if not isinstance(value, str) or value not in choices:
+        raise InvalidInputError(f"{name} must be one of {tuple(choices)}; got {value!r}")
+    return value
+
+
+def as_positive_int(name: str, value: Any) -> int:
+    """An integer >= 1."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise InvalidInputError(f"{name} must be an integer >= 1; got {value!r}")
+    return int(value)
+
+
+def as_positive_float(name: str, value: Any) -> float:
+    """A finite float > 0."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"{name} must be a positive number; got {value!r}") from None
+    if not np.isfinite(v) or v <= 0:
+        raise InvalidInputError(f"{name} must be a positive finite number; got {value!r}")
+    return v

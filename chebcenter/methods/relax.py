@@ -1,0 +1,209 @@
+"""Relaxed Chebyshev centers: ``rcc1`` (Eldar-Beck-Teboulle) and ``rcc2``.
+
+RCC1 (SPEC §1), in u-space ``x = q + W u``: each box row is one quadratic
+``(a_i^T u + q_i - lo_i)(a_i^T u + q_i - hi_i) <= 0``. The dual (EBT Thm III.1)
+
+    minimise_{alpha >= 0, tau}  tau - sum_i alpha_i t_i
+    s.t. [[M, v], [v^T, tau]] >= 0,  M >= I,
+    M = W^T D_alpha W,  v = W^T D_alpha (q - m),  t_i = (q_i - lo_i)(q_i - hi_i)
+
+gives ``u = -M^{-1} v``. For ANY ``alpha >= 0`` with ``M > I`` one has
+``max_{x in S_F} ||x - x(alpha)||^2 <= eta(alpha) = v^T M^{-1} v - alpha^T t``,
+so the radius we report is recomputed from the solver's alpha (rescaled to
+make ``M >= I`` hold exactly) and is a certificate independent of the solver's
+accuracy. ``alpha = 1`` gives half* with ``eta = R^2``; it is optimal iff some
+``Z >= 0`` has ``a_i^T Z a_i = (h_i - lo_i)(hi_i - h_i)``, which we test first
+with NNLS on ``(P o P) delta = s`` (``Z = W^T D_delta W``).
+
+RCC2: the projection of the box midpoint onto S_F (the relaxation taken in
+x-space with ``A x = b`` kept linear); its value
+``sum_i ((hi_i-lo_i)/2)^2 - ||x - m||^2`` bounds the squared worst-case error
+of its own center.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+from scipy.optimize import nnls
+
+from .._errors import MissingBackendError
+from .._validate import check_choice
+from ..results import Status
+from . import Context, MethodOutput, MethodSpec
+
+__all__ = ["RCC1", "RCC2", "rcc1_certificate"]
+
+#: null-space dimension up to which "auto" uses Clarabel (measured: at d = 50
+#: Clarabel took 9-15 s per solve and SCS 0.1-0.5 s; at d = 8 both ~5-40 ms).
+AUTO_CLARABEL_MAX_P = 12
+
+
+def _import_cvxpy():
+    try:
+        import cvxpy as cp
+    except ImportError as exc:  # pragma: no cover - cvxpy is a runtime dependency
+        raise MissingBackendError(
+            "method 'rcc1' needs cvxpy; install it with: pip install cvxpy clarabel scs") from exc
+    return cp
+
+
+def rcc1_certificate(W, q, lo, hi, alpha):
+    """Center and certified bound of the RCC1 dual at a given ``alpha``.
+
+    Returns ``(x, eta, alpha_scaled)``: ``alpha`` is clipped at 0 and scaled by
+    ``1/lambda_min(M)`` when ``lambda_min(M) < 1`` so that ``M >= I``; then
+    ``x = q - W M^{-1} v`` and ``eta = v^T M^{-1} v - alpha^T t`` with
+    ``max_{x' in S_F} ||x' - x||^2 <= eta``. Returns ``(None, nan, alpha)`` if
+    ``M`` is not positive definite.
+    """
+    mid = 0.5 * (lo + hi)
+    alpha = np.maximum(np.asarray(alpha, dtype=np.float64), 0.0)
+    M = (W.T * alpha) @ W
+    lam_min = np.linalg.eigvalsh(M)[0] if M.size else 1.0
+    if not np.isfinite(lam_min) or lam_min <= 1e-12:
+        return None, float("nan"), alpha
+    if lam_min < 1.0:
+        alpha = alpha / lam_min * (1.0 + 1e-14)
+        M = (W.T * alpha) @ W
+    v = W.T @ (alpha * (q - mid))
+    y = np.linalg.solve(M, v)
+    t = (q - lo) * (q - hi)
+    eta = float(v @ y - alpha @ t)
+    return q - W @ y, eta, alpha
+
+
+class _Rcc1Problem:
+    """The RCC1 dual built once per (A, box, solver) with cvxpy Parameters."""
+
+    def __init__(self, W, solver):
+        cp = _import_cvxpy()
+        d, p = W.shape
+        self.solver = solver
+        self.qm = cp.Parameter(d)
+        self.t = cp.Parameter(d)
+        self.alpha = cp.Variable(d, nonneg=True)
+        tau = cp.Variable((1, 1))
+        M = W.T @ cp.diag(self.alpha) @ W
+        v = cp.reshape(W.T @ cp.multiply(self.qm, self.alpha), (p, 1), order="F")
+        big = cp.bmat([[M, v], [v.T, tau]])
+        cons = [(big + big.T) / 2 >> 0, (M + M.T) / 2 >> np.eye(p)]
+        self.prob = cp.Problem(cp.Minimize(tau[0, 0] - self.t @ self.alpha), cons)
+
+    def solve(self, q, lo, hi):
+        cp = _import_cvxpy()
+        self.qm.value = q - 0.5 * (lo + hi)
+        self.t.value = (q - lo) * (q - hi)
+        kwargs = {"eps": 1e-9, "max_iters": 100_000} if self.solver == "SCS" else {}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                self.prob.solve(solver=self.solver, **kwargs)
+            except cp.error.SolverError:
+                return None, "solver_error"
+        return self.alpha.value, self.prob.status
+
+
+def _alpha_one_certified(PP, s, tol):
+    """NNLS test of SPEC §1: is alpha = 1 optimal?  ``(P o P) delta = s``, ``delta >= 0``."""
+    if s.size == 0:
+        return True, 0.0
+    delta, res = nnls(PP, s, maxiter=50 * PP.shape[1])
+    scale = max(float(np.linalg.norm(s)), 1e-300)
+    return res <= tol * scale, res / scale
+
+
+def rcc1(ctx: Context) -> MethodOutput:
+    """Eldar-Beck-Teboulle relaxed Chebyshev center (see the module docstring)."""
+    prob = ctx.problem
+    opts = ctx.options
+    n, d = ctx.rows.size, prob.d
+    W, lo, hi = prob.W, prob.lo, prob.hi
+    solver = opts["solver"]
+    if solver == "auto":
+        solver = "clarabel" if prob.p <= AUTO_CLARABEL_MAX_P else "scs"
+    centers = np.full((n, d), np.nan)
+    radii = np.full(n, np.nan)
+    codes = np.full(n, Status.OPTIMAL, dtype=np.int8)
+    alphas = np.full((n, d), np.nan)
+    etas = np.full(n, np.nan)
+    route = np.empty(n, dtype=object)
+    PP = prob.null_projector ** 2 if opts["fast_path"] else None
+    for k in range(n):
+        h = ctx.H[k]
+        if opts["fast_path"] and np.all(h >= lo - prob.box_tol) and np.all(h <= hi + prob.box_tol):
+            hc = np.clip(h, lo, hi)
+            ok, _ = _alpha_one_certified(PP, (hc - lo) * (hi - hc), 1e-10)
+            if ok:
+                centers[k], alphas[k] = h, 1.0
+                etas[k] = ctx.radius_ball[k] ** 2
+                radii[k], route[k] = ctx.radius_ball[k], "alpha=1 (nnls certificate)"
+                continue
+        solved = prob._rcc1_problem(solver.upper())
+        alpha, status = solved.solve(ctx.Q[k], lo, hi)
+        route[k] = solver
+        if alpha is None or status not in ("optimal", "optimal_inaccurate"):
+            codes[k] = Status.SOLVER_ERROR
+            continue
+        x, eta, alpha = rcc1_certificate(W, ctx.Q[k], lo, hi, alpha)
+        if x is None:
+            codes[k] = Status.SOLVER_ERROR
+            continue
+        centers[k], alphas[k], etas[k] = x, alpha, eta
+        radii[k] = np.sqrt(max(eta, 0.0))
+        if status != "optimal":
+            codes[k] = Status.INACCURATE
+    return MethodOutput(centers, radii, codes, {"alpha": alphas, "eta": etas, "route": route})
+
+
+def _rcc2_cvxpy(prob, b):
+    """Reference route: the QP ``min ||x - m||^2, A x = b, lo <= x <= hi`` in cvxpy/Clarabel."""
+    cp = _import_cvxpy()
+    x = cp.Variable(prob.d)
+    qp = cp.Problem(cp.Minimize(cp.sum_squares(x - prob.mid)),
+                    [prob.Vr @ x == prob.Vr @ b, x >= prob.lo, x <= prob.hi])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            qp.solve(solver="CLARABEL")
+        except cp.error.SolverError:
+            return None, "solver_error"
+    return x.value, qp.status
+
+
+def rcc2(ctx: Context) -> MethodOutput:
+    """Projection of the box midpoint onto S_F (compiled dual Newton; cvxpy on request)."""
+    prob = ctx.problem
+    n = ctx.rows.size
+    centers = ctx.proj.copy()
+    codes = np.full(n, Status.OPTIMAL, dtype=np.int8)
+    todo = np.arange(n) if ctx.options["solver"] == "cvxpy" else np.flatnonzero(np.isnan(centers[:, 0]))
+    for k in todo:
+        x, status = _rcc2_cvxpy(prob, ctx.Q[k])
+        if x is None or status not in ("optimal", "optimal_inaccurate"):
+            codes[k] = Status.SOLVER_ERROR
+            centers[k] = np.nan
+            continue
+        centers[k] = np.clip(x, prob.lo, prob.hi)
+        if status != "optimal":
+            codes[k] = Status.INACCURATE
+    dev = centers - prob.mid
+    radii = np.sqrt(np.maximum(prob.half_diag_sq - np.einsum("ij,ij->i", dev, dev), 0.0))
+    return MethodOutput(centers, radii, codes)
+
+
+RCC1 = MethodSpec(
+    "rcc1", rcc1, lies_in="S_F",
+    certifies="sqrt(eta): the RCC1 dual value, recomputed from alpha (>= exact radius)",
+    options={"solver": "auto", "fast_path": True},
+    validators={"solver": lambda name, v: check_choice(name, v, ("auto", "clarabel", "scs")),
+                "fast_path": lambda name, v: bool(v)},
+)
+RCC2 = MethodSpec(
+    "rcc2", rcc2, lies_in="S_F",
+    certifies="sqrt(sum((hi-lo)^2)/4 - ||x - m||^2): the RCC2 relaxation value",
+    options={"solver": "numba"},
+    validators={"solver": lambda name, v: check_choice(name, v, ("numba", "cvxpy"))},
+)

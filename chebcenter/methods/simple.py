@@ -1,0 +1,51 @@
+"""Closed-form estimators: ``half``, ``ls``, ``half_star`` (SPEC §1).
+
+With ``h = q + P m`` (half*), ``R_n^2 = sum_i ((hi_i - lo_i)/2)^2 - ||h_n - m||^2``
+and the orthogonal split ``x - c = (x - h) + (h - c)`` for ``c`` in S:
+
+* half_star: ``max_{x in S_F} ||x - h|| <= R`` (SPEC §2.4);
+* ls: ``x - q = (x - h) + P m`` with both terms in Null(A), so only the
+  triangle inequality holds: ``||x - q|| <= R + ||P m||``;
+* half: ``||x - m||^2 = ||x - h||^2 + ||h - m||^2 <= sum_i ((hi_i - lo_i)/2)^2``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import Context, MethodOutput, MethodSpec
+
+__all__ = ["HALF", "LS", "HALF_STAR"]
+
+
+def _ok(n: int) -> np.ndarray:
+    return np.zeros(n, dtype=np.int8)
+
+
+def half(ctx: Context) -> MethodOutput:
+    """``x = (lo + hi) / 2``, the box midpoint."""
+    prob = ctx.problem
+    n = ctx.rows.size
+    centers = np.broadcast_to(prob.mid, (n, prob.d)).copy()
+    radii = np.full(n, np.sqrt(prob.half_diag_sq))
+    return MethodOutput(centers, radii, _ok(n))
+
+
+def ls(ctx: Context) -> MethodOutput:
+    """``x = q = A^+ b``, the minimum-norm solution (the ESA attack)."""
+    prob = ctx.problem
+    radii = ctx.radius_ball + float(np.linalg.norm(prob.p_mid))
+    return MethodOutput(ctx.Q.copy(), radii, _ok(ctx.rows.size))
+
+
+def half_star(ctx: Context) -> MethodOutput:
+    """``x = q + P m``, the projection of the box midpoint onto S."""
+    return MethodOutput(ctx.H.copy(), ctx.radius_ball.copy(), _ok(ctx.rows.size))
+
+
+HALF = MethodSpec("half", half, lies_in="box",
+                  certifies="sqrt(sum((hi-lo)^2)/4): the box half-diagonal")
+LS = MethodSpec("ls", ls, lies_in="S",
+                certifies="R + ||P m||")
+HALF_STAR = MethodSpec("half_star", half_star, lies_in="S",
+                       certifies="R = sqrt(sum((hi-lo)^2)/4 - ||h - m||^2) (SPEC §2.4)")

@@ -1,0 +1,183 @@
+"""Result types and the closed :class:`Status` enum."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Mapping
+
+import numpy as np
+
+__all__ = ["BatchResult", "CenterResult", "Status"]
+
+
+class Status(enum.IntEnum):
+    """Outcome of one center computation (one right-hand side).
+
+    OPTIMAL
+        The center was computed to the method's stated accuracy.
+    INACCURATE
+        A center is returned but a solver stopped short of its tolerance
+        (the certified radius is still honest).
+    INFEASIBLE
+        ``A x = b`` has no solution, or it has one but none inside the box
+        (S_F is empty). The center is NaN.
+    TOO_LARGE
+        ``exact`` would exceed its size guard (``max_vertices`` or
+        ``max_candidates``). The center is NaN.
+    SOLVER_ERROR
+        A backend failed. The center is NaN.
+    """
+
+    OPTIMAL = 0
+    INACCURATE = 1
+    INFEASIBLE = 2
+    TOO_LARGE = 3
+    SOLVER_ERROR = 4
+
+    @property
+    def ok(self) -> bool:
+        """True when a center is returned (OPTIMAL or INACCURATE)."""
+        return self in (Status.OPTIMAL, Status.INACCURATE)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+_MEMBERS = np.array(list(Status), dtype=object)
+
+
+def status_array(codes: np.ndarray) -> np.ndarray:
+    """Object array of :class:`Status` members from integer codes."""
+    return _MEMBERS[np.asarray(codes, dtype=np.int64)]
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a = np.asarray(a)
+    a.setflags(write=False)
+    return a
+
+
+@dataclass(frozen=True)
+class CenterResult:
+    """Center of one box slice ``S_F = {x in [lo, hi] : A x = b}``.
+
+    Attributes
+    ----------
+    center : ndarray, shape (d,)
+        The estimate; NaN when ``status`` is not OK.
+    radius : float
+        For ``exact`` the Chebyshev radius ``max_{x in S_F} ||x - center||``;
+        for the other methods the bound the method certifies on the worst-case
+        error of its own center (see the README's method table); NaN if none.
+    status : Status
+    method : str
+    time : float
+        Wall-clock seconds spent in the method for this row (batch time / N for
+        batched closed forms).
+    residual : float
+        ``||A center - b||`` (for INFEASIBLE rows: ``||A A^+ b - b||``).
+    box_violation : float
+        ``max_i max(lo_i - c_i, c_i - hi_i, 0)``; 0 for every method that
+        returns points of S_F (they are clipped, see ``extras['clipped']``).
+    extras : Mapping
+        Method-specific details (``alpha``, ``eta`` for rcc1; ``support``,
+        ``radius_lower``, ``n_vertices`` for exact; ...).
+    """
+
+    center: np.ndarray
+    radius: float
+    status: Status
+    method: str
+    time: float = 0.0
+    residual: float = float("nan")
+    box_violation: float = float("nan")
+    extras: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "center", _readonly(np.array(self.center, dtype=np.float64)))
+        object.__setattr__(self, "extras", MappingProxyType(dict(self.extras)))
+
+    @property
+    def ok(self) -> bool:
+        """True when a center was returned."""
+        return self.status.ok
+
+    @property
+    def max_violation(self) -> float:
+        """Largest violation of the constraints: ``max(residual, box_violation)``."""
+        return float(max(self.residual, self.box_violation))
+
+
+class BatchResult:
+    """Centers of N box slices sharing one A (one per row of ``B``).
+
+    Attributes
+    ----------
+    centers : ndarray, shape (N, d)
+    radii : ndarray, shape (N,)
+    status : ndarray, shape (N,), dtype object
+        :class:`Status` members, so ``br.status == Status.OPTIMAL`` is a mask.
+    status_codes : ndarray, shape (N,), dtype int8
+    method : str
+    time : float
+        Wall-clock seconds for the whole batch.
+    residuals, box_violations : ndarray, shape (N,)
+    extras : Mapping
+        Per-row arrays (first axis N) and batch-level values.
+    """
+
+    __slots__ = ("centers", "radii", "status_codes", "method", "time",
+                 "residuals", "box_violations", "extras", "_status")
+
+    def __init__(self, centers, radii, status_codes, method, time,
+                 residuals, box_violations, extras=None):
+        self.centers = _readonly(np.asarray(centers, dtype=np.float64))
+        self.radii = _readonly(np.asarray(radii, dtype=np.float64))
+        self.status_codes = _readonly(np.asarray(status_codes, dtype=np.int8))
+        self.method = str(method)
+        self.time = float(time)
+        self.residuals = _readonly(np.asarray(residuals, dtype=np.float64))
+        self.box_violations = _readonly(np.asarray(box_violations, dtype=np.float64))
+        self.extras = MappingProxyType(dict(extras or {}))
+        self._status = None
+
+    @property
+    def status(self) -> np.ndarray:
+        """(N,) object array of :class:`Status` members."""
+        if self._status is None:
+            self._status = _readonly(status_array(self.status_codes))
+        return self._status
+
+    @property
+    def ok(self) -> np.ndarray:
+        """Boolean mask of rows with a center (OPTIMAL or INACCURATE)."""
+        return self.status_codes <= Status.INACCURATE
+
+    def __len__(self) -> int:
+        return self.centers.shape[0]
+
+    def __getitem__(self, n: int) -> CenterResult:
+        """Row ``n`` as a :class:`CenterResult`."""
+        n = range(len(self))[n]
+        extras = {}
+        for key, val in self.extras.items():
+            if isinstance(val, np.ndarray) and val.ndim >= 1 and val.shape[0] == len(self):
+                extras[key] = val[n]
+            elif isinstance(val, (list, tuple)) and len(val) == len(self):
+                extras[key] = val[n]
+        return CenterResult(
+            center=self.centers[n], radius=float(self.radii[n]),
+            status=Status(int(self.status_codes[n])), method=self.method,
+            time=self.time / max(len(self), 1), residual=float(self.residuals[n]),
+            box_violation=float(self.box_violations[n]), extras=extras)
+
+    def counts(self) -> dict:
+        """``{status name: number of rows}`` for the statuses that occur."""
+        codes, nums = np.unique(self.status_codes, return_counts=True)
+        return {Status(int(c)).name: int(k) for c, k in zip(codes, nums)}
+
+    def __repr__(self) -> str:
+        return (f"BatchResult(method={self.method!r}, N={len(self)}, "
+                f"d={self.centers.shape[1]}, status={self.counts()}, time={self.time:.3g}s)")
