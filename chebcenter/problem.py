@@ -157,10 +157,7 @@ class BoxSlice:
         centers = np.full((N, d), np.nan)
         radii = np.full(N, np.nan)
         extras: dict[str, Any] = {"rhs_residual": residual}
-        if rows.size and self.p == 0:
-            centers[rows] = np.clip(Q[rows], self.lo, self.hi)
-            radii[rows] = 0.0
-        elif rows.size:
+        if rows.size:
             ball = np.empty(rows.size)
             K.ball_radii(H[rows], self.mid, self.half_diag_sq, ball)
             ctx = Context(self, rows, B[rows], Q[rows], H[rows], proj[rows], ball, opts)
@@ -175,6 +172,10 @@ class BoxSlice:
                     full = np.zeros((N,) + val.shape[1:], dtype=val.dtype)
                 full[rows] = val
                 extras[key] = full
+            if self.p == 0:  # S_F = {q}: every method returns it, radius 0 (SPEC §1)
+                ok_rows = rows[out.codes <= Status.INACCURATE]
+                centers[ok_rows] = Q[ok_rows]
+                radii[ok_rows] = 0.0
         bad = codes > Status.INACCURATE
         centers[bad] = np.nan
         radii[bad] = np.nan

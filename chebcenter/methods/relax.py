@@ -131,6 +131,10 @@ def rcc1(ctx: Context) -> MethodOutput:
     etas = np.full(n, np.nan)
     route = np.empty(n, dtype=object)
     PP = prob.null_projector ** 2 if opts["fast_path"] else None
+    if prob.p == 0:  # a single point: nothing to relax
+        return MethodOutput(ctx.Q.copy(), np.zeros(n), codes,
+                            {"alpha": np.zeros((n, d)), "eta": np.zeros(n),
+                             "route": np.full(n, "unique solution", dtype=object)})
     for k in range(n):
         h = ctx.H[k]
         if opts["fast_path"] and np.all(h >= lo - prob.box_tol) and np.all(h <= hi + prob.box_tol):

@@ -1,0 +1,95 @@
+"""Public names, result types, single vs batch, validation messages."""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+
+import numpy as np
+import pytest
+
+import chebcenter as cc
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def test_public_names():
+    assert cc.METHODS == ("half", "ls", "half_star", "cls", "rcc1", "rcc2", "exact")
+    assert list(cc.__all__) == sorted(cc.__all__)
+    for name in cc.__all__:
+        assert hasattr(cc, name)
+    assert {s.name for s in cc.Status} == {"OPTIMAL", "INACCURATE", "INFEASIBLE", "TOO_LARGE", "SOLVER_ERROR"}
+    assert issubclass(cc.InvalidInputError, ValueError)
+    assert issubclass(cc.MissingBackendError, ImportError)
+
+
+def test_chebcenter_never_imports_vflattack():
+    for path in (ROOT / "chebcenter").rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            assert not any(n.split(".")[0] == "vflattack" for n in names), path
+
+
+@pytest.mark.parametrize("method", cc.METHODS)
+def test_single_equals_batch_row_and_results_are_frozen(method):
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((2, 5))
+    X = rng.random((4, 5))
+    B = X @ A.T
+    P = cc.BoxSlice(A)
+    br = P.centers(B, method=method)
+    assert isinstance(br, cc.BatchResult) and len(br) == 4
+    assert br.centers.shape == (4, 5) and br.radii.shape == (4,) and br.status.shape == (4,)
+    assert all(isinstance(s, cc.Status) for s in br.status)
+    assert np.all(br.status == cc.Status.OPTIMAL)
+    r = P.center(B[2], method=method)
+    assert isinstance(r, cc.CenterResult) and r.method == method
+    np.testing.assert_allclose(r.center, br.centers[2], atol=1e-7)
+    np.testing.assert_allclose(br[2].center, br.centers[2])
+    with pytest.raises(AttributeError):
+        r.center = np.zeros(5)
+    with pytest.raises(ValueError):
+        r.center[0] = 1.0
+    with pytest.raises(ValueError):
+        br.centers[0, 0] = 1.0
+    c2 = cc.chebyshev_center(A, B[2], method=method)
+    np.testing.assert_allclose(c2.center, r.center, atol=1e-7)
+
+
+def test_result_repr_and_counts():
+    P = cc.BoxSlice([[1.0, 1.0]])
+    br = P.centers([[1.0], [5.0]], method="half_star")
+    assert br.counts() == {"OPTIMAL": 1, "INFEASIBLE": 1}
+    assert "INFEASIBLE" in repr(br)
+    assert str(cc.Status.OPTIMAL) == "OPTIMAL"
+    assert br[1].max_violation > 0 or np.isnan(br[1].box_violation)
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda: cc.BoxSlice([1.0, 2.0]), r"A must be a 2-D array.*1-D"),
+    (lambda: cc.BoxSlice([[1.0, np.nan]]), r"A must be finite.*nan"),
+    (lambda: cc.BoxSlice([["a", "b"]]), r"A must be an array of real numbers"),
+    (lambda: cc.BoxSlice(np.zeros((1, 0))), r"A must have at least one column"),
+    (lambda: cc.BoxSlice([[1.0, 1.0]], lo=1.0, hi=0.0), r"lo must be <= hi.*lo\[0\] = 1.0 > hi\[0\] = 0.0"),
+    (lambda: cc.BoxSlice([[1.0, 1.0]], lo=[0, 0, 0]), r"lo must be a scalar or an array of shape \(2,\); got shape \(3,\)"),
+    (lambda: cc.BoxSlice([[1.0, 1.0]], hi=np.inf), r"hi must be finite"),
+    (lambda: cc.BoxSlice([[1.0, 1.0]], feas_tol=-1), r"feas_tol must be a positive"),
+    (lambda: cc.BoxSlice([[1.0, 1.0]], rank_tol=-1.0), r"rank_tol must be a finite number >= 0"),
+    (lambda: cc.BoxSlice([[1.0, 1.0]]).center([1.0, 2.0]), r"b must have shape \(1,\) to match A; got shape \(2,\)"),
+    (lambda: cc.BoxSlice([[1.0, 1.0]]).center([[1.0], [2.0]]), r"use .centers for a batch"),
+    (lambda: cc.BoxSlice([[1.0, 1.0]]).center([np.nan]), r"b must be finite"),
+    (lambda: cc.BoxSlice([[1.0, 1.0], [1, 0]]).centers([1.0, 2.0]), r"B must have shape \(N, 2\)"),
+    (lambda: cc.BoxSlice([[1.0, 1.0]]).center([1.0], method="chebyshev"), r"method must be one of .*'exact'.*got 'chebyshev'"),
+    (lambda: cc.BoxSlice([[1.0, 1.0]]).center([1.0], method="rcc1", solver="mosek"), r"solver must be one of"),
+    (lambda: cc.BoxSlice([[1.0, 1.0]]).center([1.0], method="half", solver="scs"), r"unknown option\(s\) \['solver'\] for method 'half'"),
+    (lambda: cc.BoxSlice([[1.0, 1.0]]).center([1.0], method="exact", max_vertices=0), r"max_vertices must be an integer >= 1"),
+    (lambda: cc.BoxSlice([[1.0, 1.0]]).center([1.0], on_inconsistent="ignore"), r"on_inconsistent must be one of"),
+])
+def test_bad_input_raises_named_errors(call, match):
+    with pytest.raises(cc.InvalidInputError, match=match):
+        call()

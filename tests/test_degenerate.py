@@ -1,0 +1,139 @@
+"""Named edge cases: each has a defined, documented result or status."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import chebcenter as cc
+
+
+@pytest.mark.parametrize("method", cc.METHODS)
+def test_unique_solution_every_method_returns_it(method):
+    A = np.array([[2.0, 1.0], [1.0, 3.0]])
+    x = np.array([0.25, 0.75])
+    r = cc.BoxSlice(A).center(A @ x, method=method)
+    assert r.status is cc.Status.OPTIMAL
+    np.testing.assert_allclose(r.center, x, atol=1e-12)
+    assert r.radius == 0.0
+
+
+@pytest.mark.parametrize("method", cc.METHODS)
+def test_unique_solution_outside_box_is_infeasible(method):
+    r = cc.BoxSlice(np.eye(2)).center([0.5, 1.5], method=method)
+    assert r.status is cc.Status.INFEASIBLE and np.all(np.isnan(r.center)) and np.isnan(r.radius)
+
+
+@pytest.mark.parametrize("method", cc.METHODS)
+def test_empty_slice_is_infeasible_for_every_method(method):
+    """x1 + x2 + x3 = 3.5 is consistent but misses [0,1]^3: no silent center, even for 'half'."""
+    r = cc.BoxSlice(np.ones((1, 3))).center([3.5], method=method)
+    assert r.status is cc.Status.INFEASIBLE
+    assert np.all(np.isnan(r.center))
+
+
+@pytest.mark.parametrize("method", cc.METHODS)
+def test_empty_slice_with_half_star_far_outside(method):
+    """Half* far outside and S_F empty: the compiled projection does not converge, the LP decides."""
+    A = np.array([[1.0, -1.0, 0.0, 0.0]])
+    r = cc.BoxSlice(A).center([1.2], method=method)
+    assert r.status is cc.Status.INFEASIBLE
+
+
+@pytest.mark.parametrize("method", cc.METHODS)
+def test_inconsistent_b_status_or_projection(method):
+    A = np.array([[1.0, 1.0, 0.0], [1.0, 1.0, 0.0]])  # duplicated row, rank 1
+    b = np.array([1.0, 1.2])  # inconsistent: no x
+    P = cc.BoxSlice(A)
+    r = P.center(b, method=method)
+    assert r.status is cc.Status.INFEASIBLE and np.all(np.isnan(r.center))
+    assert r.extras["rhs_residual"] == pytest.approx(np.sqrt(0.02), rel=1e-9)
+    rp = P.center(b, method=method, on_inconsistent="project")
+    assert rp.status is cc.Status.OPTIMAL
+    # nearest consistent slice: x1 + x2 = 1.1
+    assert rp.center[0] + rp.center[1] == pytest.approx(1.1, abs=1e-6) or method == "half"
+    assert rp.extras["rhs_residual"] == pytest.approx(np.sqrt(0.02), rel=1e-9)
+
+
+def test_segment_nullity_one_exact_is_midpoint():
+    A = np.array([[1.0, 2.0, 0.0], [0.0, 1.0, 1.0]])  # rank 2, d - r = 1
+    x = np.array([0.2, 0.3, 0.6])
+    P = cc.BoxSlice(A)
+    V = None
+    r = P.center(A @ x, method="exact", return_vertices=True)
+    V = r.extras["vertices"]
+    assert V.shape[0] == 2
+    np.testing.assert_allclose(r.center, V.mean(axis=0), atol=1e-12)
+    assert r.radius == pytest.approx(np.linalg.norm(V[0] - V[1]) / 2, rel=1e-12)
+
+
+@pytest.mark.parametrize("method", cc.METHODS)
+def test_single_point_slice(method):
+    """x1 + x2 = 2 touches the unit square only at (1, 1)."""
+    r = cc.BoxSlice([[1.0, 1.0]]).center([2.0], method=method)
+    assert r.status is cc.Status.OPTIMAL
+    if method != "half" and method != "ls":
+        np.testing.assert_allclose(r.center, [1.0, 1.0], atol=1e-6)
+    if method == "exact":
+        assert r.radius == pytest.approx(0.0, abs=1e-12)
+
+
+def test_duplicated_and_near_parallel_rows():
+    rng = np.random.default_rng(0)
+    base = rng.standard_normal((2, 6))
+    x = rng.random(6)
+    A_dup = np.vstack([base, base[0]])
+    A_near = np.vstack([base, base[0] + 1e-18])
+    ref = cc.BoxSlice(base).center(base @ x, method="exact")
+    for A in (A_dup, A_near):
+        P = cc.BoxSlice(A)
+        assert P.rank == 2
+        r = P.center(A @ x, method="exact")
+        np.testing.assert_allclose(r.center, ref.center, atol=1e-9)
+    # a genuinely (if slightly) different row raises the rank: honest, documented tolerance
+    assert cc.BoxSlice(np.vstack([base, base[0] + 1e-6])).rank == 3
+
+
+@pytest.mark.parametrize("scale", [1e-8, 1e8])
+@pytest.mark.parametrize("method", ["half_star", "rcc2", "exact", "rcc1"])
+def test_tiny_and_huge_scales_of_A_do_not_change_centers(scale, method):
+    rng = np.random.default_rng(1)
+    A = rng.standard_normal((2, 5))
+    x = rng.random(5)
+    ref = cc.BoxSlice(A).center(A @ x, method=method)
+    r = cc.BoxSlice(A * scale).center((A * scale) @ x, method=method)
+    assert r.status is cc.Status.OPTIMAL
+    np.testing.assert_allclose(r.center, ref.center, atol=1e-6)
+
+
+def test_box_scale_is_respected():
+    rng = np.random.default_rng(2)
+    A = rng.standard_normal((1, 4))
+    x = rng.random(4)
+    r = cc.BoxSlice(A).center(A @ x, method="exact")
+    big = cc.BoxSlice(A, lo=0.0, hi=1e6).center(A @ (x * 1e6), method="exact")
+    np.testing.assert_allclose(big.center / 1e6, r.center, atol=1e-9)
+    assert big.radius / 1e6 == pytest.approx(r.radius, rel=1e-9)
+
+
+def test_fixed_coordinate_lo_equals_hi():
+    A = np.array([[1.0, 1.0, 1.0]])
+    r = cc.BoxSlice(A, lo=[0.0, 0.0, 0.25], hi=[1.0, 1.0, 0.25]).center([1.25], method="exact")
+    np.testing.assert_allclose(r.center, [0.5, 0.5, 0.25], atol=1e-12)
+
+
+@pytest.mark.parametrize("method", cc.METHODS)
+def test_a_batch_never_dies_on_bad_rows(method):
+    A = np.array([[1.0, 1.0, 0.0], [0.0, 1.0, 1.0]])
+    B = np.array([[1.0, 1.0], [5.0, 0.0], [0.5, 0.5], [3.0, 3.0], [1.0, 1.5]])
+    br = cc.BoxSlice(A).centers(B, method=method)
+    assert br.status_codes.tolist() == [0, 2, 0, 2, 0]
+    assert np.all(np.isfinite(br.centers[[0, 2, 4]])) and np.all(np.isnan(br.centers[[1, 3]]))
+
+
+def test_zero_matrix_has_the_box_as_slice():
+    P = cc.BoxSlice(np.zeros((2, 3)))
+    assert P.rank == 0
+    r = P.center([0.0, 0.0], method="exact")
+    np.testing.assert_allclose(r.center, 0.5)
+    assert P.center([0.0, 1.0], method="exact").status is cc.Status.INFEASIBLE

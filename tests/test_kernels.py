@@ -1,0 +1,68 @@
+"""numba kernels against plain numpy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import chebcenter as cc
+from chebcenter import _kernels as K
+from tolerances import TOL
+
+
+@pytest.mark.parametrize("m,d,N", [(1, 5, 10), (3, 8, 100), (6, 6, 7), (9, 32, 50)])
+def test_prepare_rows_matches_numpy(m, d, N):
+    rng = np.random.default_rng(m * d)
+    A = rng.standard_normal((m, d))
+    B = rng.standard_normal((N, m))
+    lo, hi = np.zeros(d), np.ones(d)
+    P = cc.BoxSlice(A, lo, hi)
+    Q, H = np.empty((N, d)), np.empty((N, d))
+    res, viol = np.empty(N), np.empty(N)
+    K.prepare_rows(B, A, P.A_pinv, P.p_mid, lo, hi, Q, H, res, viol)
+    pinv = np.linalg.pinv(A)
+    Qn = B @ pinv.T
+    Hn = Qn + 0.5 - 0.5 * (pinv @ A @ np.ones(d))
+    np.testing.assert_allclose(Q, Qn, atol=TOL["closed_form"])
+    np.testing.assert_allclose(H, Hn, atol=TOL["closed_form"])
+    np.testing.assert_allclose(res, np.linalg.norm(Qn @ A.T - B, axis=1), atol=TOL["closed_form"])
+    np.testing.assert_allclose(viol, np.maximum(np.max(np.maximum(lo - Hn, Hn - hi), axis=1), 0),
+                               atol=TOL["closed_form"])
+
+
+def test_ball_radii_and_clip_match_numpy():
+    rng = np.random.default_rng(0)
+    H = rng.standard_normal((20, 4))
+    mid = np.full(4, 0.5)
+    out = np.empty(20)
+    K.ball_radii(H, mid, 1.0, out)
+    np.testing.assert_allclose(out, np.sqrt(np.maximum(1.0 - np.sum((H - mid) ** 2, axis=1), 0)))
+    C = np.empty_like(H)
+    worst = K.clip_rows(H, np.zeros(4), np.ones(4), C)
+    np.testing.assert_array_equal(C, np.clip(H, 0, 1))
+    assert worst == pytest.approx(np.max(np.maximum(-H, H - 1)))
+
+
+def test_projection_kernel_flags_empty_sets():
+    """x1 + x2 = 3 misses the unit square: the dual diverges, no convergence is claimed."""
+    Vr = np.array([[1.0, 1.0]]) / np.sqrt(2)
+    X = np.empty((1, 2))
+    conv = np.zeros(1, dtype=np.bool_)
+    its = np.zeros(1, dtype=np.int64)
+    K.project_rows(np.full(2, 0.5), Vr, np.array([[3 / np.sqrt(2)]]), np.zeros(2), np.ones(2),
+                   X, conv, its, 200, 1e-11)
+    assert not conv[0]
+
+
+def test_closed_forms_batch_equals_numpy():
+    rng = np.random.default_rng(2)
+    A = rng.standard_normal((3, 10))
+    X = rng.random((1000, 10))
+    B = X @ A.T
+    P = cc.BoxSlice(A)
+    pinv = np.linalg.pinv(A)
+    proj = np.eye(10) - pinv @ A
+    np.testing.assert_allclose(P.centers(B, "ls").centers, B @ pinv.T, atol=TOL["closed_form"])
+    np.testing.assert_allclose(P.centers(B, "half_star").centers, B @ pinv.T + proj @ np.full(10, 0.5),
+                               atol=TOL["closed_form"])
+    np.testing.assert_array_equal(P.centers(B, "half").centers, 0.5)

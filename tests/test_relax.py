@@ -1,0 +1,114 @@
+"""rcc1 and rcc2 against independent routes (primal SDP, cvxpy QP) and SPEC's facts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+
+import chebcenter as cc
+from chebcenter.methods.relax import rcc1_certificate
+from reference import brute_vertices, rcc1_primal, rcc2_qp, worst_error
+from strategies import instances
+from tolerances import TOL
+
+
+def test_spec_segment_example_rcc1_is_not_always_better_than_half_star():
+    """SPEC §1: A = [1, -2], b = 0.2: RCC1 (0.5, 0.15) errs by 0.559, half* (0.64, 0.22) by 0.492."""
+    P = cc.BoxSlice([[1.0, -2.0]])
+    V = np.array([[0.2, 0.0], [1.0, 0.4]])
+    r1 = P.center([0.2], method="rcc1")
+    hs = P.center([0.2], method="half_star")
+    np.testing.assert_allclose(r1.center, [0.5, 0.15], atol=1e-6)
+    np.testing.assert_allclose(hs.center, [0.64, 0.22], atol=1e-12)
+    assert worst_error(V, r1.center) == pytest.approx(0.559, abs=1e-3)
+    assert worst_error(V, hs.center) == pytest.approx(0.492, abs=1e-3)
+    assert worst_error(V, r1.center) > worst_error(V, hs.center)
+    # the certified bound sqrt(eta) is exactly RCC1's worst case here (0.3125 = 0.559^2)
+    assert r1.extras["eta"] == pytest.approx(0.3125, abs=1e-6)
+
+
+@settings(max_examples=15)
+@given(instances(max_d=6, min_p=1, general_box=False))
+def test_rcc1_dual_matches_primal_sdp(inst):
+    A, lo, hi, x = inst
+    b = A @ x
+    x_primal, eta_primal = rcc1_primal(A, b, lo, hi)
+    for fast in (True, False):
+        r = cc.BoxSlice(A, lo, hi).center(b, method="rcc1", fast_path=fast)
+        assert r.status is cc.Status.OPTIMAL
+        np.testing.assert_allclose(r.center, np.clip(x_primal, lo, hi), atol=TOL["rcc1_primal_dual"])
+        assert r.extras["eta"] == pytest.approx(eta_primal, rel=TOL["ordering"], abs=1e-7)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_rcc1_solvers_agree(seed):
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((1, 4))
+    x = rng.random(4)
+    x[:2] = [0.0, 1.0]
+    P = cc.BoxSlice(A)
+    ra = P.center(A @ x, method="rcc1", solver="clarabel", fast_path=False)
+    rb = P.center(A @ x, method="rcc1", solver="scs", fast_path=False)
+    np.testing.assert_allclose(ra.center, rb.center, atol=TOL["rcc1_primal_dual"])
+    assert ra.extras["eta"] == pytest.approx(rb.extras["eta"], rel=1e-5)
+
+
+def test_rcc1_certificate_is_a_valid_bound_for_any_feasible_alpha():
+    """For ANY alpha >= 0 (rescaled to M >= I) the center x(alpha) errs by at most sqrt(eta(alpha))."""
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((2, 5))
+    x = rng.random(5)
+    P = cc.BoxSlice(A)
+    q = P.A_pinv @ (A @ x)
+    V = brute_vertices(A, A @ x, P.lo, P.hi)
+    for _ in range(50):
+        alpha = rng.exponential(size=5)
+        c, eta, alpha_s = rcc1_certificate(P.W, q, P.lo, P.hi, alpha)
+        assert np.linalg.eigvalsh((P.W.T * alpha_s) @ P.W)[0] >= 1 - 1e-12
+        assert worst_error(V, c) ** 2 <= eta + 1e-12
+    # alpha = 1 is half* with eta = R^2
+    c, eta, _ = rcc1_certificate(P.W, q, P.lo, P.hi, np.ones(5))
+    hs = P.center(A @ x, method="half_star")
+    np.testing.assert_allclose(c, hs.center, atol=1e-12)
+    assert eta == pytest.approx(hs.radius ** 2, rel=1e-12)
+
+
+def test_rcc1_equals_half_star_often_when_nullity_is_large():
+    """SPEC §1: RCC1 = half* in 95-100 % of instances once d - r >= 5."""
+    rng = np.random.default_rng(1)
+    A = rng.standard_normal((2, 9))
+    X = rng.random((40, 9))
+    P = cc.BoxSlice(A)
+    r1 = P.centers(X @ A.T, method="rcc1")
+    hs = P.centers(X @ A.T, method="half_star")
+    same = np.all(np.abs(r1.centers - hs.centers) < 1e-9, axis=1)
+    assert same.mean() >= 0.9
+
+
+@settings(max_examples=25)
+@given(instances(max_d=7, min_p=1))
+def test_rcc2_numba_matches_qp(inst):
+    A, lo, hi, x = inst
+    b = A @ x
+    ref = rcc2_qp(A, b, lo, hi)
+    P = cc.BoxSlice(A, lo, hi)
+    r = P.center(b, method="rcc2")
+    r_cvx = P.center(b, method="rcc2", solver="cvxpy")
+    assert r.status is cc.Status.OPTIMAL
+    np.testing.assert_allclose(r.center, ref, atol=TOL["rcc2_vs_qp"])
+    np.testing.assert_allclose(r.center, r_cvx.center, atol=TOL["rcc2_vs_qp"])
+    assert r.residual <= TOL["membership"]
+    # it is the projection: no point of S_F is closer to the midpoint
+    V = brute_vertices(A, b, lo, hi)
+    mid = 0.5 * (lo + hi)
+    assert np.linalg.norm(r.center - mid) <= np.min(np.linalg.norm(V - mid, axis=1)) + 1e-12
+
+
+def test_rcc1_reports_clipping():
+    rng = np.random.default_rng(5)
+    A = rng.standard_normal((1, 3))
+    x = np.array([0.0, 1.0, 0.3])
+    r = cc.BoxSlice(A).center(A @ x, method="rcc1", fast_path=False, solver="scs")
+    assert "clipped" in r.extras and r.extras["clipped"] >= 0
+    assert r.box_violation == 0.0
