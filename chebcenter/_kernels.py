@@ -16,42 +16,76 @@ import numpy as np
 from ._jit import jit
 
 __all__ = [
+    "ball_radii",
+    "check_rows",
+    "clip_rows",
     "prepare_rows",
     "project_rows",
-    "clip_rows",
 ]
 
 
 @jit
-def prepare_rows(B, A, A_pinv, p_mid, lo, hi, Q, H, residual, violation):
+def prepare_rows(B, A, A_pinv_T, p_mid, lo, hi, Q, H, residual, violation):
     """Per row n: ``q = A^+ b_n``, ``h = q + P m``, ``res = ||A q - b_n||``,
     ``viol = max_i max(lo_i - h_i, h_i - hi_i, 0)``.
 
+    ``A_pinv_T`` is ``(A^+)^T`` (m x d) so the inner loops are axpys over
+    contiguous rows (they vectorise without re-associating sums).
     Writes ``Q[n] = q``, ``H[n] = h``, ``residual[n]``, ``violation[n]``.
     """
     n_rows, m = B.shape
     d = A.shape[1]
     for n in range(n_rows):
+        q = Q[n]
         for i in range(d):
-            s = 0.0
-            for k in range(m):
-                s += A_pinv[i, k] * B[n, k]
-            Q[n, i] = s
+            q[i] = 0.0
+        for k in range(m):
+            bk = B[n, k]
+            row = A_pinv_T[k]
+            for i in range(d):
+                q[i] += row[i] * bk
         res = 0.0
         for k in range(m):
             s = -B[n, k]
+            row = A[k]
             for i in range(d):
-                s += A[k, i] * Q[n, i]
+                s += row[i] * q[i]
             res += s * s
         residual[n] = math.sqrt(res)
         worst = 0.0
         for i in range(d):
-            h = Q[n, i] + p_mid[i]
+            h = q[i] + p_mid[i]
             H[n, i] = h
             if lo[i] - h > worst:
                 worst = lo[i] - h
             if h - hi[i] > worst:
                 worst = h - hi[i]
+        violation[n] = worst
+
+
+@jit
+def check_rows(C, A, B, lo, hi, residual, violation):
+    """Per row n: ``residual[n] = ||A c_n - b_n||``, ``violation[n] = max_i max(lo_i - c_i,
+    c_i - hi_i, 0)``; rows with a NaN center are left untouched."""
+    n_rows, d = C.shape
+    m = A.shape[0]
+    for n in range(n_rows):
+        if math.isnan(C[n, 0]):
+            continue
+        res = 0.0
+        for k in range(m):
+            s = -B[n, k]
+            for i in range(d):
+                s += A[k, i] * C[n, i]
+            res += s * s
+        residual[n] = math.sqrt(res)
+        worst = 0.0
+        for i in range(d):
+            v = C[n, i]
+            if lo[i] - v > worst:
+                worst = lo[i] - v
+            if v - hi[i] > worst:
+                worst = v - hi[i]
         violation[n] = worst
 
 
@@ -138,6 +172,19 @@ def _cholesky_solve(H, rhs, out):
 
 
 @jit
+def _grad_norm(Vr, beta, x):
+    """``||beta - Vr x||``."""
+    r, d = Vr.shape
+    total = 0.0
+    for k in range(r):
+        s = beta[k]
+        for i in range(d):
+            s -= Vr[k, i] * x[i]
+        total += s * s
+    return math.sqrt(total)
+
+
+@jit
 def project_one(c, Vr, beta, lo, hi, x, maxit, tol):
     """Euclidean projection of ``c`` onto ``{x : Vr x = beta, lo <= x <= hi}``.
 
@@ -192,6 +239,11 @@ def project_one(c, Vr, beta, lo, hi, x, maxit, tol):
                     lam_new[k] = lam[k] + t * step_dir[k]
                 g1 = _dual_value(c, Vr, beta, lo, hi, lam_new, y, x)
                 if g1 >= g0 + 1e-4 * t * slope:
+                    accepted = True
+                    break
+                # near the solution dual values differ below rounding: accept a step
+                # that shrinks the gradient instead (non-monotone safeguard)
+                if _grad_norm(Vr, beta, x) <= 0.9 * gnorm:
                     accepted = True
                     break
                 t *= 0.5

@@ -90,6 +90,7 @@ class BoxSlice:
         self.Vr = np.ascontiguousarray(Vt[:r])
         self.W = np.ascontiguousarray(Vt[r:].T)
         self.A_pinv = np.ascontiguousarray((self.Vr.T / s[:r]) @ U[:, :r].T) if r else np.zeros((d, m))
+        self._A_pinv_T = np.ascontiguousarray(self.A_pinv.T)
         self.null_projector = self.W @ self.W.T
         self.mid = 0.5 * (lo_a + hi_a)
         self.p_mid = self.null_projector @ self.mid
@@ -125,6 +126,15 @@ class BoxSlice:
         Returns
         -------
         CenterResult
+
+        Examples
+        --------
+        >>> import chebcenter as cc
+        >>> r = cc.BoxSlice([[1.0, 1.0, 1.0]]).center([1.5], method="exact")
+        >>> r.center.round(6).tolist(), round(r.radius, 6), r.status.name
+        ([0.5, 0.5, 0.5], 0.707107, 'OPTIMAL')
+        >>> cc.BoxSlice([[1.0, 1.0]]).center([3.0], method="half_star").status.name
+        'INFEASIBLE'
         """
         b = as_rhs("b", b, self.m)
         res = self.centers(b[None, :], method, on_inconsistent=on_inconsistent, **options)
@@ -137,6 +147,14 @@ class BoxSlice:
         The factorisation is shared; closed forms run as compiled batch kernels.
         A row that is infeasible or fails gets its own status; the batch never
         stops on it. See :meth:`center` for the arguments.
+
+        Examples
+        --------
+        >>> import numpy as np, chebcenter as cc
+        >>> P = cc.BoxSlice([[1.0, 1.0]])
+        >>> br = P.centers(np.array([[1.0], [0.5], [3.0]]), method="rcc2")
+        >>> br.centers.round(3).tolist()[:2], br.counts()
+        ([[0.5, 0.5], [0.25, 0.25]], {'OPTIMAL': 2, 'INFEASIBLE': 1})
         """
         method = check_choice("method", method, REGISTRY)
         spec = REGISTRY[method]
@@ -151,47 +169,58 @@ class BoxSlice:
         consistent = residual <= self.feas_tol * np.maximum(scale, 1e-300)
         if on_inconsistent == "status":
             codes[~consistent] = Status.INFEASIBLE
-        proj, feasible = self._feasibility(Q, H, violation, codes == Status.OPTIMAL)
-        codes[~feasible & (codes == Status.OPTIMAL)] = Status.INFEASIBLE
+        inside = codes == Status.OPTIMAL
+        inside &= violation <= self.box_tol
+        outside, proj_out, feasible_out = self._project_outside(Q, codes == Status.OPTIMAL, inside)
+        codes[outside[~feasible_out]] = Status.INFEASIBLE
         rows = np.flatnonzero(codes == Status.OPTIMAL)
-        centers = np.full((N, d), np.nan)
-        radii = np.full(N, np.nan)
+        every = rows.size == N
+
+        def take(a):
+            return a if every else a[rows]
+
         extras: dict[str, Any] = {"rhs_residual": residual}
+        if every:
+            centers = radii = None
+        else:
+            centers, radii = np.full((N, d), np.nan), np.full(N, np.nan)
         if rows.size:
             ball = np.empty(rows.size)
-            K.ball_radii(H[rows], self.mid, self.half_diag_sq, ball)
-            ctx = Context(self, rows, B[rows], Q[rows], H[rows], proj[rows], ball, opts)
+            Hr = take(H)
+            K.ball_radii(Hr, self.mid, self.half_diag_sq, ball)
+            pos = np.full(N, -1, dtype=np.int64)
+            pos[rows] = np.arange(rows.size)
+            ctx = Context(self, rows, take(B), take(Q), Hr, ball, opts,
+                          outside=pos[outside[feasible_out]], proj_outside=proj_out[feasible_out])
             out = spec.func(ctx)
-            codes[rows] = out.codes
-            centers[rows] = out.centers
-            radii[rows] = out.radii
-            for key, val in out.extras.items():
-                full = np.full((N,) + val.shape[1:], np.nan if val.dtype.kind == "f" else None,
-                               dtype=val.dtype if val.dtype.kind == "f" else object)
-                if val.dtype.kind in "iub":
-                    full = np.zeros((N,) + val.shape[1:], dtype=val.dtype)
-                full[rows] = val
-                extras[key] = full
             if self.p == 0:  # S_F = {q}: every method returns it, radius 0 (SPEC §1)
-                ok_rows = rows[out.codes <= Status.INACCURATE]
-                centers[ok_rows] = Q[ok_rows]
-                radii[ok_rows] = 0.0
+                ok = out.codes <= Status.INACCURATE
+                out.centers[ok] = ctx.Q[ok]
+                out.radii[ok] = 0.0
+            if every:
+                codes, centers, radii = out.codes, out.centers, out.radii
+            else:
+                codes[rows], centers[rows], radii[rows] = out.codes, out.centers, out.radii
+            for key, val in out.extras.items():
+                extras[key] = val if every else _scatter(val, rows, N)
         bad = codes > Status.INACCURATE
-        centers[bad] = np.nan
-        radii[bad] = np.nan
+        if bad.any():
+            centers[bad] = np.nan
+            radii[bad] = np.nan
         if spec.in_feasible_set:
             clipped = np.zeros(N)
-            ok = ~bad
-            before = centers[ok]
-            after = np.clip(before, self.lo, self.hi)
-            clipped[ok] = np.max(np.abs(after - before), axis=1, initial=0.0)
-            centers[ok] = after
+            worst = np.empty(1)
+            ok_rows = np.flatnonzero(~bad)
+            for start in range(0, ok_rows.size, 65536):  # bounded temporaries
+                idx = ok_rows[start:start + 65536]
+                before = centers[idx]
+                after = np.clip(before, self.lo, self.hi)
+                clipped[idx] = np.max(np.abs(after - before), axis=1, initial=0.0)
+                centers[idx] = after
             extras["clipped"] = clipped
-        res_out = np.linalg.norm(centers @ self.A.T - B, axis=1) if self.m else np.zeros(N)
-        res_out[bad] = residual[bad]
-        box_viol = np.max(np.maximum(np.maximum(self.lo - centers, centers - self.hi), 0.0),
-                          axis=1, initial=0.0)
-        box_viol[bad] = np.nan
+        res_out = residual.copy()
+        box_viol = np.full(N, np.nan)
+        K.check_rows(centers, self.A, B, self.lo, self.hi, res_out, box_viol)
         return BatchResult(centers, radii, codes, method, time.perf_counter() - t0,
                            res_out, box_viol, extras)
 
@@ -212,40 +241,34 @@ class BoxSlice:
         N, d = B.shape[0], self.d
         Q, H = np.empty((N, d)), np.empty((N, d))
         residual, violation = np.empty(N), np.empty(N)
-        K.prepare_rows(B, self.A, self.A_pinv, self.p_mid, self.lo, self.hi,
+        K.prepare_rows(B, self.A, self._A_pinv_T, self.p_mid, self.lo, self.hi,
                        Q, H, residual, violation)
         return Q, H, residual, violation
 
-    def _feasibility(self, Q, H, violation, candidates):
-        """Projection of the midpoint onto S_F where S_F is nonempty, and the mask.
+    def _project_outside(self, Q, candidates, inside):
+        """Decide S_F != {} for the candidate rows whose half* point is outside the box.
 
-        Rows whose half* point lies in the box are feasible and project to it.
-        The others go to the compiled dual Newton projection; rows where it
-        does not converge are decided by an LP (HiGHS) and, if feasible, keep
-        a NaN projection for the method to handle.
+        Rows with h in the box are feasible (h is the projection of the
+        midpoint onto S_F). The others go to the compiled dual Newton
+        projection; a row where it does not converge is decided by an LP
+        (HiGHS) and, if feasible, keeps a NaN projection for the method.
+        Returns ``(outside, proj, feasible)`` over the outside rows.
         """
-        N = Q.shape[0]
-        proj = np.full_like(Q, np.nan)
-        feasible = np.zeros(N, dtype=bool)
-        inside = candidates & (violation <= self.box_tol)
-        proj[inside] = np.clip(H[inside], self.lo, self.hi)
-        feasible[inside] = True
-        todo = np.flatnonzero(candidates & ~inside)
-        if todo.size == 0:
-            return proj, feasible
-        if self.p == 0:
-            return proj, feasible  # the unique solution is outside the box
-        beta = np.ascontiguousarray(Q[todo] @ self.Vr.T)
-        X = np.empty((todo.size, self.d))
-        conv = np.zeros(todo.size, dtype=np.bool_)
-        iters = np.zeros(todo.size, dtype=np.int64)
+        outside = np.flatnonzero(candidates & ~inside)
+        X = np.full((outside.size, self.d), np.nan)
+        feasible = np.zeros(outside.size, dtype=bool)
+        if outside.size == 0 or self.p == 0:  # p = 0: the unique solution is outside
+            return outside, X, feasible
+        beta = np.ascontiguousarray(Q[outside] @ self.Vr.T)
+        conv = np.zeros(outside.size, dtype=np.bool_)
+        iters = np.zeros(outside.size, dtype=np.int64)
         K.project_rows(self.mid, self.Vr, beta, self.lo, self.hi, X, conv, iters,
                        _PROJECT_MAXIT, self._project_tol)
-        proj[todo[conv]] = X[conv]
-        feasible[todo[conv]] = True
+        feasible[conv] = True
+        X[~conv] = np.nan
         for k in np.flatnonzero(~conv):
-            feasible[todo[k]] = self._lp_feasible(beta[k])
-        return proj, feasible
+            feasible[k] = self._lp_feasible(beta[k])
+        return outside, X, feasible
 
     def _lp_feasible(self, beta):
         """Is ``{x : Vr x = beta, lo <= x <= hi}`` nonempty? (HiGHS LP)"""
@@ -260,6 +283,16 @@ class BoxSlice:
             from .methods.relax import _Rcc1Problem
             self._rcc1_cache[solver] = _Rcc1Problem(self.W, solver)
         return self._rcc1_cache[solver]
+
+
+def _scatter(values: np.ndarray, rows: np.ndarray, n: int) -> np.ndarray:
+    """Per-row values of the method's rows placed in an (n, ...) array; the rows the
+    method did not see hold NaN (floats), 0 (integers, booleans) or None (objects)."""
+    kind = values.dtype.kind
+    fill = np.nan if kind == "f" else (0 if kind in "iub" else None)
+    full = np.full((n,) + values.shape[1:], fill, dtype=values.dtype if kind in "fiub" else object)
+    full[rows] = values
+    return full
 
 
 def chebyshev_center(A: Any, b: Any, method: str = "exact", lo: Any = 0.0, hi: Any = 1.0,

@@ -109,6 +109,20 @@ class CenterResult:
         """Largest violation of the constraints: ``max(residual, box_violation)``."""
         return float(max(self.residual, self.box_violation))
 
+    def in_slice(self, tol: float = 1e-8) -> bool:
+        """Is the center in S_F to ``tol`` (``||A c - b|| <= tol`` and box violation ``<= tol``)?
+
+        False for rows without a center. ``ls`` and ``half_star`` lie in S but
+        not necessarily in the box, ``half`` in the box but not in S.
+        """
+        return bool(self.ok and self.max_violation <= tol)
+
+    @property
+    def gap(self) -> float:
+        """``radius - radius_lower`` when the method certifies a lower bound (exact), else NaN."""
+        low = self.extras.get("radius_lower")
+        return float(self.radius - low) if low is not None else float("nan")
+
 
 class BatchResult:
     """Centers of N box slices sharing one A (one per row of ``B``).

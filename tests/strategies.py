@@ -35,3 +35,10 @@ def instances(draw, max_d=7, min_p=0, general_box=True, bound_hits=True):
         hits = rng.random(d) < 0.25
         x[hits] = np.where(rng.random(hits.sum()) < 0.5, lo[hits], hi[hits])
     return A, lo, hi, x
+
+
+def scaled(n: int) -> int:
+    """Example count for expensive properties: n by default, 6n under HYPOTHESIS_PROFILE=ci."""
+    import os
+
+    return n * 6 if os.environ.get("HYPOTHESIS_PROFILE") == "ci" else n

@@ -57,6 +57,11 @@ def test_single_equals_batch_row_and_results_are_frozen(method):
         r.center[0] = 1.0
     with pytest.raises(ValueError):
         br.centers[0, 0] = 1.0
+    if cc.methods.REGISTRY[method].lies_in == "S_F":
+        assert r.in_slice()
+    if method == "half":  # the midpoint is not on this slice
+        assert not r.in_slice()
+    assert (r.gap <= 1e-9) if method == "exact" else np.isnan(r.gap)
     c2 = cc.chebyshev_center(A, B[2], method=method)
     np.testing.assert_allclose(c2.center, r.center, atol=1e-7)
 

@@ -10,7 +10,7 @@ import chebcenter as cc
 from chebcenter._exact_kernels import min_enclosing_ball
 from chebcenter.methods.exact import candidate_count, slice_vertices
 from reference import assert_center_close, brute_vertices, meb_socp, worst_error
-from strategies import instances
+from strategies import instances, scaled
 from tolerances import TOL
 
 
@@ -20,7 +20,7 @@ def _same_set(V1, V2, tol):
         assert np.min(np.max(np.abs(V2 - v), axis=1)) <= tol
 
 
-@settings(max_examples=30)
+@settings(max_examples=scaled(30))
 @given(instances(max_d=7, min_p=1))
 def test_vertices_match_brute_force(inst):
     A, lo, hi, x = inst
@@ -30,7 +30,7 @@ def test_vertices_match_brute_force(inst):
     _same_set(V, brute_vertices(A, b, lo, hi), TOL["vertex"])
 
 
-@settings(max_examples=20)
+@settings(max_examples=scaled(20))
 @given(instances(max_d=6, min_p=1))
 def test_exact_center_matches_socp_on_brute_force_vertices(inst):
     A, lo, hi, x = inst
@@ -131,6 +131,7 @@ def test_size_guards_report_too_large_without_running():
 def test_support_and_vertices_returned():
     r = cc.chebyshev_center([[1.0, 1.0, 1.0]], [1.5], method="exact", return_vertices=True)
     V, S = r.extras["vertices"], r.extras["support"]
+    np.testing.assert_array_equal(V[r.extras["support_indices"]], S)
     assert V.shape == (6, 3)  # hexagon: permutations of (1, .5, 0)
     np.testing.assert_allclose(np.linalg.norm(S - r.center, axis=1), r.radius, rtol=1e-12)
     assert worst_error(V, r.center) == pytest.approx(r.radius, rel=1e-12)

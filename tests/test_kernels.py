@@ -19,7 +19,7 @@ def test_prepare_rows_matches_numpy(m, d, N):
     P = cc.BoxSlice(A, lo, hi)
     Q, H = np.empty((N, d)), np.empty((N, d))
     res, viol = np.empty(N), np.empty(N)
-    K.prepare_rows(B, A, P.A_pinv, P.p_mid, lo, hi, Q, H, res, viol)
+    K.prepare_rows(B, A, np.ascontiguousarray(np.linalg.pinv(A).T), P.p_mid, lo, hi, Q, H, res, viol)
     pinv = np.linalg.pinv(A)
     Qn = B @ pinv.T
     Hn = Qn + 0.5 - 0.5 * (pinv @ A @ np.ones(d))
@@ -66,3 +66,15 @@ def test_closed_forms_batch_equals_numpy():
     np.testing.assert_allclose(P.centers(B, "half_star").centers, B @ pinv.T + proj @ np.full(10, 0.5),
                                atol=TOL["closed_form"])
     np.testing.assert_array_equal(P.centers(B, "half").centers, 0.5)
+
+
+def test_check_rows_matches_numpy_and_skips_nan_rows():
+    rng = np.random.default_rng(4)
+    A, C, B = rng.standard_normal((3, 6)), rng.uniform(-0.5, 1.5, (10, 6)), rng.standard_normal((10, 3))
+    C[3] = np.nan
+    res, viol = np.full(10, -1.0), np.full(10, -1.0)
+    K.check_rows(C, A, B, np.zeros(6), np.ones(6), res, viol)
+    ok = np.arange(10) != 3
+    np.testing.assert_allclose(res[ok], np.linalg.norm(C[ok] @ A.T - B[ok], axis=1), atol=TOL["closed_form"])
+    np.testing.assert_allclose(viol[ok], np.maximum(np.max(np.maximum(-C[ok], C[ok] - 1), axis=1), 0))
+    assert res[3] == -1.0 and viol[3] == -1.0

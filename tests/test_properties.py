@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import chebcenter as cc
 from reference import brute_vertices, worst_error
-from strategies import instances
+from strategies import instances, scaled
 from tolerances import TOL
 
 
@@ -67,7 +67,7 @@ def test_unit_box_ls_formula_matches_spec():
     assert abs(cc.theory.ls_minus_half_star(A, X) - spec) <= TOL["identity"]
 
 
-@settings(max_examples=20)
+@settings(max_examples=scaled(20))
 @given(instances(max_d=6, min_p=1))
 def test_worst_case_bounds_and_exact_optimality(inst):
     """Items 4-5: ||x - h|| <= R on every vertex; exact beats every method's worst case;

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 import chebcenter as cc
 from chebcenter.methods.relax import rcc1_certificate
 from reference import brute_vertices, rcc1_primal, rcc2_qp, worst_error
-from strategies import instances
+from strategies import instances, scaled
 from tolerances import TOL
 
 
@@ -28,7 +28,7 @@ def test_spec_segment_example_rcc1_is_not_always_better_than_half_star():
     assert r1.extras["eta"] == pytest.approx(0.3125, abs=1e-6)
 
 
-@settings(max_examples=15)
+@settings(max_examples=scaled(15))
 @given(instances(max_d=6, min_p=1, general_box=False))
 def test_rcc1_dual_matches_primal_sdp(inst):
     A, lo, hi, x = inst
@@ -86,7 +86,7 @@ def test_rcc1_equals_half_star_often_when_nullity_is_large():
     assert same.mean() >= 0.9
 
 
-@settings(max_examples=25)
+@settings(max_examples=scaled(25))
 @given(instances(max_d=7, min_p=1))
 def test_rcc2_numba_matches_qp(inst):
     A, lo, hi, x = inst

@@ -16,11 +16,14 @@ __all__ = ["Context", "MethodOutput", "MethodSpec", "REGISTRY", "METHODS"]
 
 @dataclass
 class Context:
-    """What a method receives: the factored problem and the feasible rows.
+    """What a method receives: the factored problem and the rows with S_F nonempty.
 
-    ``rows`` index the batch; ``Q``, ``H``, ``proj``, ``B`` are restricted to
-    them. ``proj`` is the projection of the box midpoint onto S_F (NaN rows
-    where the compiled solver did not converge although S_F is nonempty).
+    ``rows`` index the batch; ``B``, ``Q`` (``A^+ b``), ``H`` (half*) and
+    ``radius_ball`` (R) are restricted to them. The projection of the box
+    midpoint onto S_F is ``H`` (clipped) where H lies in the box; for the
+    positions ``outside`` it is ``proj_outside`` (NaN rows where the compiled
+    solver did not converge although S_F is nonempty). :meth:`projection`
+    assembles it.
     """
 
     problem: Any
@@ -28,9 +31,17 @@ class Context:
     B: np.ndarray
     Q: np.ndarray
     H: np.ndarray
-    proj: np.ndarray
     radius_ball: np.ndarray
     options: Mapping[str, Any]
+    outside: np.ndarray
+    proj_outside: np.ndarray
+
+    def projection(self) -> np.ndarray:
+        """``argmin_{x in S_F} ||x - m||`` for every row (NaN where not computed)."""
+        prob = self.problem
+        out = np.clip(self.H, prob.lo, prob.hi)
+        out[self.outside] = self.proj_outside
+        return out
 
 
 @dataclass

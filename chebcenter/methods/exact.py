@@ -9,7 +9,9 @@
    which stops when the center lies in the convex hull of its support.
 
 The result carries the exact radius (``max_j ||v_j - c||``), a dual lower bound
-``radius_lower`` (the gap certifies optimality), the support vertices and the
+``radius_lower`` (the gap certifies optimality), the support vertices
+(``support``) with their indices into the de-duplicated vertex list
+(``support_indices``; the list itself with ``return_vertices=True``) and the
 vertex count. Size guards: ``max_candidates`` bounds the work
 ``C(d, r) * 2^(d-r)`` before anything runs, ``max_vertices`` the number of
 basic feasible solutions found; beyond either the row is TOO_LARGE.
@@ -60,6 +62,7 @@ def exact(ctx: Context) -> MethodOutput:
     codes = np.full(n, Status.OPTIMAL, dtype=np.int8)
     n_vertices = np.zeros(n, dtype=np.int64)
     support = np.empty(n, dtype=object)
+    support_idx = np.empty(n, dtype=object)
     vertices = np.empty(n, dtype=object)
     if candidate_count(d, prob.rank) > opts["max_candidates"]:
         codes[:] = Status.TOO_LARGE
@@ -80,13 +83,15 @@ def exact(ctx: Context) -> MethodOutput:
             np.ascontiguousarray(U), 200 * (prob.p + 2) + 1000)
         centers[k] = q + prob.W @ c
         radii[k], lower[k] = radius, low
-        support[k] = V[sup[:n_sup]]
+        support_idx[k] = np.sort(sup[:n_sup])
+        support[k] = V[support_idx[k]]
         if opts["return_vertices"]:
             vertices[k] = V
         gap_ok = radius - low <= 1e-9 * (1.0 + radius)
         if meb_status != 0 or not gap_ok:
             codes[k] = Status.INACCURATE
-    extras = {"radius_lower": lower, "n_vertices": n_vertices, "support": support}
+    extras = {"radius_lower": lower, "n_vertices": n_vertices, "support": support,
+              "support_indices": support_idx}
     if opts["return_vertices"]:
         extras["vertices"] = vertices
     return MethodOutput(centers, radii, codes, extras)

@@ -181,7 +181,7 @@ def rcc2(ctx: Context) -> MethodOutput:
     """Projection of the box midpoint onto S_F (compiled dual Newton; cvxpy on request)."""
     prob = ctx.problem
     n = ctx.rows.size
-    centers = ctx.proj.copy()
+    centers = ctx.projection()
     codes = np.full(n, Status.OPTIMAL, dtype=np.int8)
     todo = np.arange(n) if ctx.options["solver"] == "cvxpy" else np.flatnonzero(np.isnan(centers[:, 0]))
     for k in todo:

@@ -35,12 +35,12 @@ def ls(ctx: Context) -> MethodOutput:
     """``x = q = A^+ b``, the minimum-norm solution (the ESA attack)."""
     prob = ctx.problem
     radii = ctx.radius_ball + float(np.linalg.norm(prob.p_mid))
-    return MethodOutput(ctx.Q.copy(), radii, _ok(ctx.rows.size))
+    return MethodOutput(ctx.Q, radii, _ok(ctx.rows.size))
 
 
 def half_star(ctx: Context) -> MethodOutput:
     """``x = q + P m``, the projection of the box midpoint onto S."""
-    return MethodOutput(ctx.H.copy(), ctx.radius_ball.copy(), _ok(ctx.rows.size))
+    return MethodOutput(ctx.H, ctx.radius_ball, _ok(ctx.rows.size))
 
 
 HALF = MethodSpec("half", half, lies_in="box",

@@ -1,0 +1,75 @@
+"""Turn a pytest-benchmark JSON file into the per-row ratio tables quoted in the README.
+
+Usage::
+
+    python -m pytest benchmarks --benchmark-enable --benchmark-only --benchmark-json=bench.json
+    python benchmarks/summarize.py bench.json
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections import defaultdict
+
+
+def _params(name: str) -> tuple[str, tuple]:
+    m = re.match(r"(\w+)\[(.*)\]", name)
+    return (m.group(1), tuple(m.group(2).split("-"))) if m else (name, ())
+
+
+def main(path: str) -> None:
+    data = json.load(open(path))
+    rows = defaultdict(dict)
+    for b in data["benchmarks"]:
+        test, params = _params(b["name"])
+        rows[test][params] = b["extra_info"] | {"mean": b["stats"]["mean"]}
+
+    def us(x):
+        return f"{x * 1e6:,.2f} µs" if x < 1e-3 else f"{x * 1e3:,.1f} ms" if x < 1 else f"{x:,.2f} s"
+
+    print("## half_star per row: chebcenter batch (N = 1e4 / 1e6) vs numpy per-row loop (N = 1e4)\n")
+    print("| d | m | chebcenter N=1e4 | chebcenter N=1e6 | numpy loop | speed-up (1e4) |")
+    print("|---|---|---|---|---|---|")
+    for (d, m), base in sorted(rows["test_half_star_numpy_loop"].items(), key=lambda kv: (int(kv[0][0]), int(kv[0][1]))):
+        ours = rows["test_half_star_chebcenter"].get(("10000", d, m))
+        big = rows["test_half_star_chebcenter"].get(("1000000", d, m))
+        if ours:
+            print(f"| {d} | {m} | {us(ours['per_row'])} | {us(big['per_row']) if big else '—'} | "
+                  f"{us(base['per_row'])} | {base['per_row'] / ours['per_row']:,.0f}× |")
+
+    print("\n## rcc2 / cls per row vs scipy bvls and a fresh cvxpy QP\n")
+    print("| d | m | rcc2 (numba) | cls (bvls route) | scipy bvls loop | cvxpy QP per row | rcc2 vs bvls | rcc2 vs cvxpy | rcc2 max dev vs cvxpy |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    proj = rows["test_projection"]
+    for d, m in sorted({(p[1], p[2]) for p in proj}, key=lambda t: (int(t[0]), int(t[1]))):
+        g = {p[0]: v for p, v in proj.items() if (p[1], p[2]) == (d, m)}
+        if len(g) == 4:
+            r = g["chebcenter_rcc2"]["per_row"]
+            print(f"| {d} | {m} | {us(r)} | {us(g['chebcenter_cls']['per_row'])} | {us(g['scipy_bvls']['per_row'])} | "
+                  f"{us(g['cvxpy_fresh_qp']['per_row'])} | {g['scipy_bvls']['per_row'] / r:,.0f}× | "
+                  f"{g['cvxpy_fresh_qp']['per_row'] / r:,.0f}× | {g['chebcenter_rcc2'].get('max_dev_vs_cvxpy', float('nan')):.1e} |")
+
+    print("\n## rcc1 per row vs a fresh cvxpy SDP per right-hand side\n")
+    print("| d | m | chebcenter | chebcenter (no α=1 test) | fresh SCS | fresh Clarabel | speed-up vs fastest fresh |")
+    print("|---|---|---|---|---|---|---|")
+    rc = rows["test_rcc1"]
+    for d, m in sorted({(p[1], p[2]) for p in rc}, key=lambda t: (int(t[0]), int(t[1]))):
+        g = {p[0]: v["per_row"] for p, v in rc.items() if (p[1], p[2]) == (d, m)}
+        fresh = min(v for k, v in g.items() if k.startswith("cvxpy"))
+        print(f"| {d} | {m} | {us(g['chebcenter'])} | {us(g['chebcenter_no_fast_path'])} | {us(g['cvxpy_fresh_scs'])} | "
+              f"{us(g['cvxpy_fresh_clarabel']) if 'cvxpy_fresh_clarabel' in g else '—'} | {fresh / g['chebcenter']:,.1f}× |")
+
+    print("\n## exact per row (vertex count, certified gap) and brute force + SOCP baseline\n")
+    print("| d | m | chebcenter | vertices | gap | brute force + SOCP | speed-up |")
+    print("|---|---|---|---|---|---|---|")
+    base = rows["test_exact_brute_force_baseline"]
+    for (d, m), v in sorted(rows["test_exact_chebcenter"].items(), key=lambda kv: (int(kv[0][0]), int(kv[0][1]))):
+        b = base.get((d, m))
+        print(f"| {d} | {m} | {us(v['per_row'])} | {v['n_vertices'][0]:,} | {v['gap']:.0e} | "
+              f"{us(b['per_row']) if b else '—'} | {(b['per_row'] / v['per_row']) if b else float('nan'):,.0f}× |")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "bench.json")

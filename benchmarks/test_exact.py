@@ -1,0 +1,38 @@
+"""exact: compiled enumeration + MEB vs brute force (itertools + numpy) + an SOCP MEB."""
+
+from __future__ import annotations
+
+import sys
+import pathlib
+
+import numpy as np
+import pytest
+
+import chebcenter as cc
+from conftest import planted, quiet
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests"))
+from reference import brute_vertices, meb_socp  # noqa: E402
+
+
+@pytest.mark.parametrize("d,m", [(8, 1), (8, 5), (12, 1), (12, 5), (16, 1), (16, 5), (16, 9)])
+def test_exact_chebcenter(benchmark, d, m):
+    A, X, B = planted(d, m, 3)
+    P = cc.BoxSlice(A)
+    res = benchmark.pedantic(P.centers, args=(B, "exact"), rounds=2, iterations=1)
+    benchmark.extra_info.update(per_row=benchmark.stats.stats.mean / 3, n=3,
+                                n_vertices=res.extras["n_vertices"].tolist(),
+                                gap=float(np.max(res.radii - res.extras["radius_lower"])))
+
+
+@pytest.mark.parametrize("d,m", [(8, 1), (8, 5), (12, 5)])
+def test_exact_brute_force_baseline(benchmark, d, m):
+    A, X, B = planted(d, m, 1)
+
+    def run():
+        V = brute_vertices(A, B[0], np.zeros(d), np.ones(d))
+        return quiet(lambda: meb_socp(V))
+
+    c, t = benchmark.pedantic(run, rounds=1, iterations=1)
+    r = cc.BoxSlice(A).center(B[0], method="exact")
+    benchmark.extra_info.update(per_row=benchmark.stats.stats.mean, radius_dev=abs(t - r.radius))
