@@ -34,6 +34,17 @@ def test_half_star_chebcenter(benchmark, d, m, n):
 
 
 @pytest.mark.parametrize("d,m", GRID)
+def test_ls_chebcenter(benchmark, d, m):
+    n = 10_000
+    A, X, B = planted(d, m, n)
+    P = cc.BoxSlice(A)
+    res = benchmark.pedantic(P.centers, args=(B, "ls"), rounds=3, iterations=1, warmup_rounds=1)
+    ref = B[:100] @ np.linalg.pinv(A).T
+    benchmark.extra_info.update(per_row=benchmark.stats.stats.mean / n, n=n,
+                                max_dev_vs_numpy=float(np.max(np.abs(res.centers[:100] - ref))))
+
+
+@pytest.mark.parametrize("d,m", GRID)
 def test_half_star_numpy_loop(benchmark, d, m):
     n = 10_000
     A, X, B = planted(d, m, n)
