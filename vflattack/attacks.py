@@ -1,0 +1,174 @@
+"""The white-box attack: every chebcenter estimator on ``A x = b'`` (SPEC §3), plus baselines."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+import chebcenter as cc
+
+from ._validate import InvalidInputError, as_2d
+from .mapping import LinearSystem, scores_to_system
+from .model import VFLModel
+
+__all__ = ["AttackResult", "BASELINES", "DEFAULT_METHODS", "whitebox_attack", "reconstruct"]
+
+#: what an adversary can do without any score: a uniform random guess in the box,
+#: and the training-set feature mean (when the caller supplies it)
+BASELINES = ("random", "mean")
+DEFAULT_METHODS = ("half", "ls", "half_star", "cls", "rcc1", "rcc2", "exact")
+
+
+@dataclass
+class AttackResult:
+    """Reconstructions of the passive features, one (N, d) array per method.
+
+    Attributes
+    ----------
+    reconstructions : dict[str, ndarray]
+        ``{method: (N, d)}``; NaN rows where the method returned no center.
+    status : dict[str, ndarray]
+        ``{method: (N,) object array}`` of :class:`chebcenter.Status`
+        (``None`` where the row's scores were invalid).
+    radii : dict[str, ndarray]
+        The radius each method certifies (NaN for baselines).
+    score_flags : ndarray
+        :class:`vflattack.mapping.ScoreFlag` bits per row (0 = valid).
+    times : dict[str, float]
+        Seconds per method for the whole batch.
+    system : LinearSystem
+        The ``(A, B', flags)`` the estimators were run on.
+    """
+
+    reconstructions: dict
+    status: dict
+    radii: dict
+    score_flags: np.ndarray
+    times: dict
+    system: LinearSystem | None = None
+    extras: dict = field(default_factory=dict)
+
+    @property
+    def methods(self) -> tuple[str, ...]:
+        return tuple(self.reconstructions)
+
+    def common_rows(self) -> np.ndarray:
+        """Rows every method reconstructed (the rows the MSEs are computed on).
+
+        A method that reconstructed no row at all (e.g. ``exact`` past its size
+        guard: TOO_LARGE everywhere) does not shrink the common set; its MSE is
+        NaN and its statuses say why.
+        """
+        ok = self.score_flags == 0
+        for X in self.reconstructions.values():
+            done = np.all(np.isfinite(X), axis=1)
+            if done.any():
+                ok &= done
+        return ok
+
+    def status_counts(self) -> dict:
+        """``{method: {status name: rows}}`` (invalid score rows count as ``INVALID_SCORES``)."""
+        out = {}
+        for name, st in self.status.items():
+            names = ["INVALID_SCORES" if s is None else s.name for s in st]
+            keys, nums = np.unique(np.array(names, dtype=object).astype(str), return_counts=True)
+            out[name] = {str(k): int(v) for k, v in zip(keys, nums)}
+        return out
+
+    def mse(self, X_true: Any, per_feature: bool = False, rows: Any = None) -> dict:
+        """Per-feature MSE ``(1/(N d)) sum ||X_n - Xhat_n||^2`` per method (SPEC §2).
+
+        Computed on ``rows`` (default: :meth:`common_rows`, so every method is
+        scored on the same predictions). ``per_feature=True`` gives the (d,)
+        vector of per-column mean squared errors instead.
+        """
+        X_true = np.asarray(X_true, dtype=float)
+        some = next(iter(self.reconstructions.values()))
+        if X_true.shape != some.shape:
+            raise InvalidInputError(f"X_true must have shape {some.shape}; got {X_true.shape}")
+        mask = self.common_rows() if rows is None else np.asarray(rows)
+        out = {}
+        for name, X in self.reconstructions.items():
+            err = (X[mask] - X_true[mask]) ** 2
+            if not np.all(np.isfinite(err)) or err.size == 0:
+                out[name] = np.full(X.shape[1], np.nan) if per_feature else float("nan")
+            else:
+                out[name] = err.mean(axis=0) if per_feature else float(err.mean())
+        return out
+
+
+def reconstruct(A: np.ndarray, B: np.ndarray, valid: np.ndarray, methods: Sequence[str], *,
+                lo: float = 0.0, hi: float = 1.0, prior_mean: Any = None, rng: Any = 0,
+                method_options: Mapping[str, Mapping] | None = None, progress: Any = None):
+    """Run estimators on ``A x = B[n]`` for the valid rows (shared by every attack).
+
+    Factors ``A`` once (:class:`chebcenter.BoxSlice`) and calls each method on
+    the whole batch. Returns ``(reconstructions, status, radii, times)``.
+    """
+    N, d = B.shape[0], A.shape[1]
+    method_options = dict(method_options or {})
+    unknown = [m for m in methods if m not in cc.METHODS and m not in BASELINES]
+    if unknown:
+        raise InvalidInputError(f"methods must be among {cc.METHODS + BASELINES}; got {unknown}")
+    if "mean" in methods and prior_mean is None:
+        raise InvalidInputError("method 'mean' needs prior_mean (the training-set feature mean)")
+    prob = cc.BoxSlice(A, lo=lo, hi=hi)
+    gen = np.random.default_rng(rng)
+    recon, status, radii, times = {}, {}, {}, {}
+    for name in methods:
+        t0 = time.perf_counter()
+        X = np.full((N, d), np.nan)
+        st = np.full(N, None, dtype=object)
+        rad = np.full(N, np.nan)
+        if name == "random":
+            X[valid] = lo + (hi - lo) * gen.random((int(valid.sum()), d))
+            st[valid] = cc.Status.OPTIMAL
+        elif name == "mean":
+            X[valid] = np.broadcast_to(np.asarray(prior_mean, dtype=float), (int(valid.sum()), d))
+            st[valid] = cc.Status.OPTIMAL
+        elif valid.any():
+            br = prob.centers(B[valid], method=name, on_inconsistent="project",
+                              **method_options.get(name, {}))
+            X[valid], st[valid], rad[valid] = br.centers, br.status, br.radii
+        recon[name], status[name], radii[name] = X, st, rad
+        times[name] = time.perf_counter() - t0
+        if progress is not None:
+            progress.update(1)
+    return recon, status, radii, times
+
+
+def whitebox_attack(model: VFLModel, scores: Any, Y: Any,
+                    methods: Sequence[str] = DEFAULT_METHODS, *, prior_mean: Any = None,
+                    log_scores: bool = False, rng: Any = 0,
+                    method_options: Mapping[str, Mapping] | None = None,
+                    progress: Any = None) -> AttackResult:
+    """Reconstruct the passive features from scores, knowing ``W_act, W_pas, b``.
+
+    Builds ``A = J W_pas`` and ``b'_n = c'_n - J W_act y_n - J b`` (SPEC §3),
+    factors A once and runs every requested chebcenter method on the batch;
+    ``"random"`` (uniform in [0, 1]^d, seeded by ``rng``) and ``"mean"`` (the
+    training-set feature mean ``prior_mean``) are the baselines an adversary
+    has without scores. Rows whose scores are invalid are flagged, not used.
+    An inconsistent ``b'`` (noisy scores with rank A < k - 1) is projected
+    onto Col(A) (``on_inconsistent="project"``; residual in the status extras).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> m = VFLModel(rng.standard_normal((3, 2)), rng.standard_normal((3, 4)), np.zeros(3))
+    >>> Y, X = rng.random((50, 2)), rng.random((50, 4))
+    >>> res = whitebox_attack(m, m.predict_proba(Y, X), Y, methods=("half", "half_star"))
+    >>> mse = res.mse(X); mse["half_star"] <= mse["half"]
+    True
+    """
+    if not isinstance(model, VFLModel):
+        raise InvalidInputError(f"model must be a VFLModel; got {type(model).__name__}")
+    system = scores_to_system(model, scores, Y, log_scores=log_scores)
+    recon, status, radii, times = reconstruct(
+        system.A, np.nan_to_num(system.B), system.valid, tuple(methods), prior_mean=prior_mean,
+        rng=rng, method_options=method_options, progress=progress)
+    return AttackResult(recon, status, radii, system.flags, times, system)

@@ -1,0 +1,63 @@
+"""PNG plots of an audit (matplotlib, Agg backend: no display needed)."""
+
+from __future__ import annotations
+
+import pathlib
+
+import numpy as np
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_mse_vs_passive(records, path) -> pathlib.Path:
+    """MSE per estimator against the number of passive features d, with the von
+    Neumann bounds on MSE(half*) (SPEC §2.3) drawn as a shaded band."""
+    plt = _plt()
+    ds = sorted({r.n_passive for r in records})
+    methods = list(records[0].mse)
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for m in methods:
+        mean = [np.nanmean([r.mse[m] for r in records if r.n_passive == d] or [np.nan]) for d in ds]
+        ax.plot(ds, mean, marker="o", label=m, linestyle="--" if m in ("random", "mean") else "-")
+    lo = [np.mean([r.bounds["half_star"][0] for r in records if r.n_passive == d and r.bounds]) for d in ds]
+    hi = [np.mean([r.bounds["half_star"][1] for r in records if r.n_passive == d and r.bounds]) for d in ds]
+    ax.fill_between(ds, lo, hi, color="grey", alpha=0.2, label="half* bounds (von Neumann)")
+    ax.set_xlabel("passive features d")
+    ax.set_ylabel("MSE per feature")
+    ax.set_title(f"{records[0].dataset}: reconstruction error of the passive features")
+    ax.legend(fontsize=8, ncol=2)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return pathlib.Path(path)
+
+
+def plot_mse_per_feature(records, path) -> pathlib.Path:
+    """Per-feature MSE for the largest d (first seed), with standard-error bars over predictions."""
+    plt = _plt()
+    d = max(r.n_passive for r in records)
+    rec = [r for r in records if r.n_passive == d][0]
+    methods = [m for m in rec.mse_per_feature if np.all(np.isfinite(rec.mse_per_feature[m]))]
+    width = 0.8 / max(len(methods), 1)
+    fig, ax = plt.subplots(figsize=(max(7, 0.6 * d * max(len(methods), 1) / 3), 4.5))
+    x = np.arange(d)
+    for i, m in enumerate(methods):
+        ax.bar(x + i * width, rec.mse_per_feature[m], width, yerr=rec.mse_per_feature_se[m], capsize=2, label=m)
+    ax.set_xticks(x + 0.4 - width / 2, [str(c) for c in rec.passive_columns], fontsize=7)
+    ax.set_xlabel("passive feature (column index in the dataset)")
+    ax.set_ylabel("MSE")
+    ax.set_title(f"{rec.dataset}, d = {d}, seed {rec.seed}: per-feature error (± s.e.)")
+    ax.legend(fontsize=8, ncol=3)
+    ax.grid(alpha=0.3, axis="y")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return pathlib.Path(path)
