@@ -77,3 +77,15 @@ def test_cli_help_and_exit_codes(tmp_path):
     assert bad.returncode == 2 and "n_passive must be in [1, 12]" in bad.stderr
     missing = run("audit", "--dataset", "grid", "--data-dir", str(tmp_path), "--no-progress")
     assert missing.returncode == 1 and "could not download" in missing.stderr
+
+
+def test_passive_columns_by_name_or_index(capsys):
+    rep = run_audit("wine", methods=("half_star",), passive_columns=["alcohol", 3, "proline"])
+    assert rep.records[0].passive_columns == [0, 3, 12] and rep.records[0].n_passive == 3
+    with pytest.raises(ValueError, match="is not a feature name"):
+        run_audit("wine", methods=("half_star",), passive_columns=["colour"])
+    with pytest.raises(ValueError, match="distinct indices"):
+        run_audit("wine", methods=("half_star",), passive_columns=[1, 1])
+    assert main(["audit", "--dataset", "wine", "--passive-columns", "0", "magnesium",
+                 "--methods", "half_star", "--no-progress"]) == 0
+    assert "wine: d = 2 passive of 13 features" in capsys.readouterr().out

@@ -28,7 +28,7 @@ from ._validate import InvalidInputError
 from .attacks import BASELINES, DEFAULT_METHODS, whitebox_attack
 from .model import train_vfl_model
 
-__all__ = ["AuditRecord", "AuditReport", "run_audit", "split_columns", "split_rows"]
+__all__ = ["AuditRecord", "AuditReport", "resolve_columns", "run_audit", "split_columns", "split_rows"]
 
 
 def split_columns(n_features: int, n_passive: int, rng: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -37,6 +37,23 @@ def split_columns(n_features: int, n_passive: int, rng: Any) -> tuple[np.ndarray
         raise InvalidInputError(f"n_passive must be in [1, {n_features - 1}] for this dataset; got {n_passive}")
     perm = np.random.default_rng(rng).permutation(n_features)
     return np.sort(perm[:-n_passive]), np.sort(perm[-n_passive:])
+
+
+def resolve_columns(columns: Sequence[Any], names: Sequence[str]) -> np.ndarray:
+    """Passive columns given by index or by name -> sorted distinct indices."""
+    idx = []
+    for c in columns:
+        if isinstance(c, str) and not c.lstrip("-").isdigit():
+            if c not in names:
+                raise InvalidInputError(f"passive column {c!r} is not a feature name; names: {list(names)}")
+            idx.append(list(names).index(c))
+        else:
+            idx.append(int(c))
+    out = np.array(sorted(set(idx)), dtype=np.int64)
+    if out.size != len(idx) or out.size == 0 or out.min() < 0 or out.max() >= len(names) or out.size >= len(names):
+        raise InvalidInputError(
+            f"passive columns must be 1 to {len(names) - 1} distinct indices in [0, {len(names)}) or names; got {list(columns)}")
+    return out
 
 
 def split_rows(n: int, predict_fraction: float, n_predictions: int | None, rng: Any):
@@ -170,11 +187,13 @@ def run_audit(dataset: str = "breast_cancer", n_passive: Sequence[int] = (10,),
               methods: Sequence[str] = DEFAULT_METHODS + BASELINES, seeds: Sequence[int] = (0,),
               n_predictions: int | None = None, data_dir: Any = None, predict_fraction: float = 0.2,
               l2: float = 1e-3, method_options: dict | None = None, progress: bool = False,
-              data: tuple | None = None) -> AuditReport:
+              data: tuple | None = None, passive_columns: Sequence[Any] | None = None) -> AuditReport:
     """Audit a VFL logistic regression on ``dataset`` for each passive count and seed.
 
-    ``data=(features, labels)`` audits your own data instead of a named dataset
-    (features must already lie in [0, 1]).
+    The passive party holds the last d columns after a seeded shuffle (one run
+    per d in ``n_passive``), or exactly ``passive_columns`` (indices or feature
+    names; then ``n_passive`` is ignored). ``data=(features, labels)`` audits
+    your own data instead of a named dataset (features must lie in [0, 1]).
 
     Examples
     --------
@@ -185,11 +204,16 @@ def run_audit(dataset: str = "breast_cancer", n_passive: Sequence[int] = (10,),
     from tqdm.auto import tqdm
 
     if data is None:
-        F, labels = datasets.load(dataset, data_dir)
+        F, labels, names = datasets.load(dataset, data_dir, return_names=True)
     else:
         F, labels = np.asarray(data[0], dtype=float), np.asarray(data[1])
         if F.min() < 0 or F.max() > 1:
             raise InvalidInputError("data features must lie in [0, 1] (min-max scale them first)")
+        names = [str(j) for j in range(F.shape[1])]
+    fixed = None
+    if passive_columns is not None:
+        fixed = resolve_columns(passive_columns, names)
+        n_passive = [fixed.size]
     n_passive = [int(d) for d in n_passive]
     methods = tuple(methods)
     total = len(seeds) * len(n_passive) * len(methods)
@@ -198,7 +222,10 @@ def run_audit(dataset: str = "breast_cancer", n_passive: Sequence[int] = (10,),
     for seed in seeds:
         train, pred = split_rows(F.shape[0], predict_fraction, n_predictions, seed)
         for d in n_passive:
-            active, passive = split_columns(F.shape[1], d, seed)
+            if fixed is None:
+                active, passive = split_columns(F.shape[1], d, seed)
+            else:
+                passive, active = fixed, np.setdiff1d(np.arange(F.shape[1]), fixed)
             t0 = time.perf_counter()
             model = train_vfl_model(F[train][:, active], F[train][:, passive], labels[train], l2=l2, rng=seed)
             Y, X = F[pred][:, active], F[pred][:, passive]
@@ -226,6 +253,7 @@ def run_audit(dataset: str = "breast_cancer", n_passive: Sequence[int] = (10,),
                 status=res.status_counts(), seconds=dict(res.times, train=time.perf_counter() - t0),
                 bounds=bounds, passive_columns=passive.tolist()))
     bar.close()
-    config = {"dataset": dataset, "n_passive": n_passive, "methods": list(methods), "seeds": list(seeds),
+    config = {"dataset": dataset, "n_passive": n_passive,
+              "passive_columns": None if fixed is None else fixed.tolist(), "methods": list(methods), "seeds": list(seeds),
               "n_predictions": n_predictions, "predict_fraction": predict_fraction, "l2": l2}
     return AuditReport(records, config)

@@ -52,6 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="dataset (default: breast_cancer, bundled with scikit-learn)")
     audit.add_argument("--passive", nargs="+", type=int, default=[10], metavar="D",
                        help="number(s) of passive features d (default: 10); several values draw the MSE-vs-d plot")
+    audit.add_argument("--passive-columns", nargs="+", default=None, metavar="COL",
+                       help="the passive party's columns by index or feature name (overrides --passive)")
     _common(audit)
     sweep = sub.add_parser(
         "sweep", help="the papers' experiment: MSE vs number of passive features, per dataset",
@@ -77,7 +79,7 @@ def main(argv=None) -> int:
             if any(d < 1 for d in args.passive):
                 parser.error("--passive values must be >= 1")
             reports = [run_audit(args.dataset, args.passive, args.methods, args.seeds, args.predictions,
-                                 args.data_dir, progress=progress)]
+                                 args.data_dir, progress=progress, passive_columns=args.passive_columns)]
         else:
             if args.max_passive < 1 or args.step < 1:
                 parser.error("--max-passive and --step must be >= 1")
