@@ -9,13 +9,27 @@ estimators to reconstruct the passive party's features.
 from __future__ import annotations
 
 from . import datasets
+from .agnostic import (AdversaryModel, agnostic_attack, agnostic_decomposition, refine_adversary_model,
+                       train_adversary_model)
 from .attacks import BASELINES, DEFAULT_METHODS, AttackResult, whitebox_attack
+from .blackbox import blackbox_attack, blackbox_projections
+from .defence import Defence, adversary_mse, orthogonal_defence
 from .mapping import LinearSystem, ScoreFlag, difference_matrix, scores_to_system
 from .model import VFLModel, train_vfl_model
 
 __version__ = "0.1.0"
 
 __all__ = sorted([
+    "AdversaryModel",
+    "Defence",
+    "adversary_mse",
+    "agnostic_attack",
+    "agnostic_decomposition",
+    "blackbox_attack",
+    "blackbox_projections",
+    "orthogonal_defence",
+    "refine_adversary_model",
+    "train_adversary_model",
     "AttackResult",
     "BASELINES",
     "DEFAULT_METHODS",

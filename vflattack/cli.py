@@ -54,6 +54,18 @@ def build_parser() -> argparse.ArgumentParser:
                        help="number(s) of passive features d (default: 10); several values draw the MSE-vs-d plot")
     audit.add_argument("--passive-columns", nargs="+", default=None, metavar="COL",
                        help="the passive party's columns by index or feature name (overrides --passive)")
+    audit.add_argument("--attacks", nargs="+", default=["whitebox"], choices=["whitebox", "blackbox", "agnostic"],
+                       help="threat models: whitebox (knows W_act, W_pas, b; the default), blackbox (knows W_act and "
+                            "the signs of J w_pas; one passive feature, MSE vs number of predictions), agnostic "
+                            "(never sees the target's score: adversary model AM and refined RAM)")
+    audit.add_argument("--defence", nargs="+", default=[], choices=["random", "optimised"],
+                       help="score-preserving defences: disclose W_pas R (R orthogonal: random or optimised against "
+                            "the adversary) and report adversary MSE vs distortion budget")
+    audit.add_argument("--epsilons", nargs="+", type=float, default=[0.05, 0.1, 0.25, 0.5, 1.0], metavar="E",
+                       help="distortion budgets as fractions of ||W_pas||_F (default: 0.05 0.1 0.25 0.5 1)")
+    audit.add_argument("--observed", type=int, default=100, metavar="N",
+                       help="real scores the agnostic adversary observed earlier to refine its model (default 100)")
+    audit.add_argument("--lam", type=float, default=1.0, help="weight of the observed-score loss in the RAM (default 1)")
     _common(audit)
     sweep = sub.add_parser(
         "sweep", help="the papers' experiment: MSE vs number of passive features, per dataset",
@@ -78,8 +90,18 @@ def main(argv=None) -> int:
         if args.command == "audit":
             if any(d < 1 for d in args.passive):
                 parser.error("--passive values must be >= 1")
-            reports = [run_audit(args.dataset, args.passive, args.methods, args.seeds, args.predictions,
-                                 args.data_dir, progress=progress, passive_columns=args.passive_columns)]
+            reports = []
+            if "whitebox" in args.attacks:
+                reports.append(run_audit(args.dataset, args.passive, args.methods, args.seeds, args.predictions,
+                                         args.data_dir, progress=progress, passive_columns=args.passive_columns))
+            if set(args.attacks) - {"whitebox"} or args.defence:
+                from .threats import run_threat_audit
+
+                for d in args.passive:
+                    reports.append(run_threat_audit(
+                        args.dataset, d, args.seeds, args.data_dir, args.predictions, args.observed, args.lam,
+                        args.epsilons if args.defence else (), args.defence, relative=True,
+                        blackbox="blackbox" in args.attacks))
         else:
             if args.max_passive < 1 or args.step < 1:
                 parser.error("--max-passive and --step must be >= 1")
@@ -101,8 +123,11 @@ def main(argv=None) -> int:
     if args.out:
         import pathlib
 
+        datasets_seen = {rep.config["dataset"] for rep in reports}
         for rep in reports:
-            sub = pathlib.Path(args.out) if len(reports) == 1 else pathlib.Path(args.out) / rep.config["dataset"]
+            sub = pathlib.Path(args.out) if len(datasets_seen) == 1 else pathlib.Path(args.out) / rep.config["dataset"]
+            if "n_passive" in rep.config and not isinstance(rep.config["n_passive"], list) and len(args.passive or []) > 1:
+                sub = sub / f"d{rep.config['n_passive']}"
             paths = rep.write(sub)
             print(f"wrote {', '.join(sorted(paths.values()))}")
     return 0

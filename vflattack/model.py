@@ -17,7 +17,7 @@ from scipy.special import log_softmax
 
 from ._validate import InvalidInputError, as_2d, as_labels
 
-__all__ = ["VFLModel", "train_vfl_model"]
+__all__ = ["VFLModel", "fit_softmax", "train_vfl_model"]
 
 
 @dataclass(frozen=True)
@@ -135,15 +135,39 @@ class VFLModel:
         return cls(coef[:, active], coef[:, passive], intercept, classes)
 
 
+def fit_softmax(F: np.ndarray, targets: np.ndarray, weights: np.ndarray, l2: float,
+                theta0: np.ndarray, max_iter: int = 500):
+    r"""L-BFGS on the weighted soft-target softmax cross-entropy with L2 on W.
+
+    Minimises ``sum_n w_n (-sum_j T_nj log softmax(W f_n + b)_j) + (l2/2) ||W||_F^2``
+    (rows of ``targets`` sum to 1). Its gradient in the logits is
+    ``w_n (p_n - T_n)``. Returns ``(W, b, loss)``.
+    """
+    N, f = F.shape
+    k = targets.shape[1]
+
+    def loss(theta):
+        W = theta[: k * f].reshape(k, f)
+        b = theta[k * f:]
+        logp = log_softmax(F @ W.T + b, axis=1)
+        value = -np.sum(weights[:, None] * targets * logp) + 0.5 * l2 * np.sum(W * W)
+        G = weights[:, None] * (np.exp(logp) - targets)
+        grad_W = G.T @ F + l2 * W
+        return value, np.concatenate([grad_W.ravel(), G.sum(axis=0)])
+
+    sol = minimize(loss, theta0, jac=True, method="L-BFGS-B", options={"maxiter": int(max_iter), "gtol": 1e-9})
+    return sol.x[: k * f].reshape(k, f), sol.x[k * f:], float(sol.fun)
+
+
 def train_vfl_model(Y: Any, X: Any, labels: Any, *, l2: float = 1e-3, max_iter: int = 500,
                     rng: Any = 0) -> VFLModel:
     r"""Fit the split model by L-BFGS on the L2-regularised softmax cross-entropy.
 
     Minimises ``(1/N) sum_n -log softmax(W f_n + b)_{y_n} + (l2/2) ||W||_F^2``
     over ``W = [W_act, W_pas]`` and ``b`` (not regularised), with
-    ``f = [y; x]``. Deterministic: the start is ``W = 0, b = 0`` and
-    ``rng`` only breaks the symmetry of that start by a tiny seeded jitter,
-    so the same arguments give the same model bit for bit.
+    ``f = [y; x]``. Deterministic: the start is ``W = 0, b = 0`` plus a tiny
+    jitter seeded by ``rng``, so the same arguments give the same model bit
+    for bit.
 
     Examples
     --------
@@ -165,21 +189,7 @@ def train_vfl_model(Y: Any, X: Any, labels: Any, *, l2: float = 1e-3, max_iter: 
     k, f = classes.size, F.shape[1]
     onehot = np.zeros((N, k))
     onehot[np.arange(N), codes] = 1.0
-    gen = np.random.default_rng(rng)
-    theta0 = 1e-6 * gen.standard_normal(k * (f + 1))
-
-    def loss(theta):
-        W = theta[: k * f].reshape(k, f)
-        b = theta[k * f:]
-        logp = log_softmax(F @ W.T + b, axis=1)
-        value = -np.sum(onehot * logp) / N + 0.5 * l2 * np.sum(W * W)
-        G = (np.exp(logp) - onehot) / N
-        grad_W = G.T @ F + l2 * W
-        return value, np.concatenate([grad_W.ravel(), G.sum(axis=0)])
-
-    sol = minimize(loss, theta0, jac=True, method="L-BFGS-B",
-                   options={"maxiter": int(max_iter), "gtol": 1e-9})
-    W = sol.x[: k * f].reshape(k, f)
-    b = sol.x[k * f:]
+    theta0 = 1e-6 * np.random.default_rng(rng).standard_normal(k * (f + 1))
+    W, b, _ = fit_softmax(F, onehot, np.full(N, 1.0 / N), l2, theta0, max_iter)
     d_a = Y.shape[1]
     return VFLModel(W[:, :d_a], W[:, d_a:], b, classes)

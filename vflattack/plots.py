@@ -61,3 +61,45 @@ def plot_mse_per_feature(records, path) -> pathlib.Path:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return pathlib.Path(path)
+
+
+def plot_tradeoff(records, path) -> pathlib.Path:
+    """Privacy vs interpretability: adversary MSE against the distortion budget epsilon."""
+    plt = _plt()
+    rec = records[0]
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    styles = {"optimised": "-", "random": ":"}
+    for kind in sorted({t["kind"] for t in rec.tradeoff}):
+        pts = sorted((t for t in rec.tradeoff if t["kind"] == kind), key=lambda t: t["epsilon"])
+        eps = [0.0] + [t["epsilon"] for t in pts]
+        for adv, colour in (("whitebox", "C0"), ("am", "C1"), ("ram", "C2")):
+            ax.plot(eps, [rec.mse[adv]] + [t[adv] for t in pts], styles.get(kind, "-"), color=colour, marker="o",
+                    label=f"{adv} ({kind})")
+    ax.axhline(rec.mse["mean"], color="grey", linestyle="--", label="training-mean guess")
+    ax.set_xlabel("distortion budget epsilon = max ||W_pas - W_pas R||_F")
+    ax.set_ylabel("adversary MSE per feature")
+    ax.set_title(f"{rec.dataset}, d = {rec.n_passive}: privacy vs interpretability")
+    ax.legend(fontsize=7, ncol=2)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return pathlib.Path(path)
+
+
+def plot_blackbox(records, path) -> pathlib.Path:
+    """Black-box MSE (one passive feature) against the number of predictions, log-log."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for rec in records:
+        n, m = zip(*rec.blackbox)
+        ax.loglog(n, np.maximum(m, 1e-16), marker="o", label=f"seed {rec.seed}")
+    ax.set_xlabel("number of predictions N")
+    ax.set_ylabel("MSE")
+    ax.set_title(f"{records[0].dataset}: black-box reconstruction of one feature")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return pathlib.Path(path)

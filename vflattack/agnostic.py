@@ -1,0 +1,161 @@
+r"""The agnostic attack: no score of the target sample is ever read (SPEC §3).
+
+The adversary (the active party) trains its own logistic regression, the
+adversary model (AM), on its features and the labels; its scores ``chat(y)``
+replace the real ``c`` in ``b' = J ln c - J W_act y - J b``. The refined model
+(RAM) fine-tunes the AM with an extra loss ``lam * D(c_obs, chat)`` on a few real
+scores observed earlier (D = cross-entropy or KL; same gradient). Estimator:
+``ls`` when rank(A) = d, ``half_star`` otherwise (any chebcenter method allowed).
+
+Per sample, with ``e = bhat' - b'`` and an estimator affine in b (ls, half*):
+``||X - xhat_agn||^2 = ||X - xhat_oracle||^2 + ||A^+ e||^2`` (the two terms lie in
+Null(A) and Row(A)); see :func:`agnostic_decomposition`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+from scipy.special import log_softmax
+
+from ._validate import InvalidInputError, as_2d, as_labels
+from .attacks import AttackResult, reconstruct
+from .mapping import difference_matrix, scores_to_system
+from .model import VFLModel, fit_softmax
+
+__all__ = ["AdversaryModel", "agnostic_attack", "agnostic_decomposition",
+           "refine_adversary_model", "train_adversary_model"]
+
+
+@dataclass(frozen=True)
+class AdversaryModel:
+    """The active party's own model ``chat(y) = softmax(V y + v0)`` (AM or RAM)."""
+
+    V: np.ndarray
+    v0: np.ndarray
+    classes: np.ndarray
+    l2: float
+    loss: float
+    refined: bool = False
+    lam: float = 0.0
+    n_observed: int = 0
+    _train: tuple = field(default=(), repr=False, compare=False)
+
+    def predict_log_proba(self, Y: Any) -> np.ndarray:
+        Y = as_2d("Y", Y, n_cols=self.V.shape[1])
+        return log_softmax(Y @ self.V.T + self.v0, axis=1)
+
+    def predict_proba(self, Y: Any) -> np.ndarray:
+        """Estimated scores ``chat(y)``, shape (N, k)."""
+        return np.exp(self.predict_log_proba(Y))
+
+
+def _targets(codes, k):
+    T = np.zeros((codes.size, k))
+    T[np.arange(codes.size), codes] = 1.0
+    return T
+
+
+def train_adversary_model(Y_train: Any, labels_train: Any, *, l2: float = 1e-3, rng: Any = 0,
+                          max_iter: int = 500) -> AdversaryModel:
+    """AM: L2 logistic regression of the labels on the active features only (L-BFGS).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> Y = rng.random((300, 2)); lab = (Y[:, 0] > 0.5).astype(int)
+    >>> am = train_adversary_model(Y, lab)
+    >>> am.predict_proba(Y).shape
+    (300, 2)
+    """
+    Y = as_2d("Y_train", Y_train)
+    codes, classes = as_labels("labels_train", labels_train, Y.shape[0])
+    k, f = classes.size, Y.shape[1]
+    theta0 = 1e-6 * np.random.default_rng(rng).standard_normal(k * (f + 1))
+    T = _targets(codes, k)
+    V, v0, loss = fit_softmax(Y, T, np.full(Y.shape[0], 1.0 / Y.shape[0]), l2, theta0, max_iter)
+    return AdversaryModel(V, v0, classes, l2, loss, _train=(Y, T))
+
+
+def refine_adversary_model(am: AdversaryModel, Y_obs: Any, scores_obs: Any, *, lam: float = 1.0,
+                           divergence: str = "cross_entropy", max_iter: int = 500) -> AdversaryModel:
+    r"""RAM: fine-tune the AM on its training loss plus ``lam * D(c_obs, chat)`` on observed scores.
+
+    Minimises ``(1/N_tr) sum CE(label_n, chat(y_n)) + lam (1/N_obs) sum_j D(c_j, chat(y_j))
+    + (l2/2)||V||^2`` from the AM's weights, with D the cross-entropy
+    ``-sum c log chat`` or the KL divergence (which differs by the constant
+    entropy of c: same minimiser). ``lam = 0`` gives back the AM.
+    """
+    if not isinstance(am, AdversaryModel) or not am._train:
+        raise InvalidInputError("am must come from train_adversary_model (it keeps its training data)")
+    if divergence not in ("cross_entropy", "kl"):
+        raise InvalidInputError(f"divergence must be 'cross_entropy' or 'kl'; got {divergence!r}")
+    if not (np.isfinite(lam) and lam >= 0):
+        raise InvalidInputError(f"lam must be a finite number >= 0; got {lam!r}")
+    Y_tr, T_tr = am._train
+    Y_obs = as_2d("Y_obs", Y_obs, n_cols=Y_tr.shape[1])
+    C = as_2d("scores_obs", scores_obs, n_cols=T_tr.shape[1], n_rows=Y_obs.shape[0])
+    if np.any(C < 0) or np.any(np.abs(C.sum(axis=1) - 1) > 1e-6):
+        raise InvalidInputError("scores_obs must be probability rows (>= 0, summing to 1)")
+    F = np.vstack([Y_tr, Y_obs])
+    T = np.vstack([T_tr, C])
+    w = np.concatenate([np.full(Y_tr.shape[0], 1.0 / Y_tr.shape[0]), np.full(Y_obs.shape[0], lam / Y_obs.shape[0])])
+    theta0 = np.concatenate([am.V.ravel(), am.v0])
+    V, v0, loss = fit_softmax(F, T, w, am.l2, theta0, max_iter)
+    if divergence == "kl":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ent = -np.nansum(np.where(C > 0, C * np.log(C), 0.0)) / Y_obs.shape[0]
+        loss -= lam * ent
+    return AdversaryModel(V, v0, am.classes, am.l2, loss, True, float(lam), int(Y_obs.shape[0]), am._train)
+
+
+def _default_methods(model: VFLModel) -> tuple[str, ...]:
+    A = difference_matrix(model.n_classes) @ model.W_pas
+    return ("ls",) if np.linalg.matrix_rank(A) == model.n_passive else ("half_star",)
+
+
+def agnostic_attack(model: VFLModel, adversary: AdversaryModel, Y: Any, methods: Sequence[str] | None = None,
+                    *, prior_mean: Any = None, rng: Any = 0) -> AttackResult:
+    """Reconstruct the passive features with the adversary's estimated scores only.
+
+    ``model`` supplies ``W_act, W_pas, b`` (what the active party is told);
+    the real scores are never read. ``methods=None`` uses ``ls`` when
+    rank(A) = d and ``half_star`` otherwise.
+    """
+    if not isinstance(adversary, AdversaryModel):
+        raise InvalidInputError(f"adversary must be an AdversaryModel; got {type(adversary).__name__}")
+    methods = tuple(methods) if methods is not None else _default_methods(model)
+    Y = as_2d("Y", Y, n_cols=model.n_active)
+    est = adversary.predict_log_proba(Y)
+    system = scores_to_system(model, est, Y, log_scores=True)
+    recon, status, radii, times = reconstruct(system.A, np.nan_to_num(system.B), system.valid, methods,
+                                              prior_mean=prior_mean, rng=rng)
+    return AttackResult(recon, status, radii, system.flags, times, system)
+
+
+def agnostic_decomposition(model: VFLModel, scores: Any, estimated_scores: Any, Y: Any, X_true: Any,
+                           method: str = "half_star") -> dict:
+    """Per-sample ``||X - xhat_agn||^2``, ``||X - xhat_oracle||^2`` and ``||A^+ e||^2``.
+
+    For ``ls`` and ``half_star`` (affine in b) the first equals the sum of the
+    other two exactly; ``e = bhat' - b'`` is the error the estimated scores put
+    into the right-hand side.
+    """
+    if method not in ("ls", "half_star"):
+        raise InvalidInputError(f"method must be 'ls' or 'half_star' (affine estimators); got {method!r}")
+    X_true = np.asarray(X_true, dtype=float)
+    real = scores_to_system(model, scores, Y)
+    est = scores_to_system(model, estimated_scores, Y)
+    ok = real.valid & est.valid
+    pinv = np.linalg.pinv(real.A)
+    P = np.eye(model.n_passive) - pinv @ real.A
+    shift = P @ np.full(model.n_passive, 0.5) if method == "half_star" else 0.0
+    oracle = real.B[ok] @ pinv.T + shift
+    agn = est.B[ok] @ pinv.T + shift
+    e = est.B[ok] - real.B[ok]
+    return {"agnostic": np.sum((X_true[ok] - agn) ** 2, axis=1),
+            "oracle": np.sum((X_true[ok] - oracle) ** 2, axis=1),
+            "score_error": np.sum((e @ pinv.T) ** 2, axis=1), "rows": np.flatnonzero(ok)}
