@@ -102,6 +102,19 @@ def test_am_and_ram_losses_and_lambda_matters():
     def disc(adv):  # cross-entropy of the adversary's scores against the observed real ones
         return float(-np.mean(np.sum(c_obs * adv.predict_log_proba(Y[obs]), axis=1)))
 
+    # the losses decrease: AM below the loss log(k) of its zero start; RAM below the AM's
+    # weights evaluated on the RAM objective
+    k = am.V.shape[0]
+    assert am.loss < np.log(k) - 0.05
+
+    def ram_objective(adv, lam):
+        Ytr, Ttr = am._train
+        ce_tr = -np.mean(np.sum(Ttr * adv.predict_log_proba(Ytr), axis=1))
+        return ce_tr + lam * disc(adv) + 0.5 * am.l2 * np.sum(adv.V ** 2)
+
+    ram5 = va.refine_adversary_model(am, Y[obs], c_obs, lam=5.0)
+    assert ram5.loss == pytest.approx(ram_objective(ram5, 5.0), rel=1e-6)
+    assert ram5.loss < ram_objective(am, 5.0) - 1e-4
     zero = va.refine_adversary_model(am, Y[obs], c_obs, lam=0.0)
     # same strictly convex problem restarted at its optimum: equal up to L-BFGS's stopping rule
     assert zero.loss <= am.loss + 1e-12
@@ -178,6 +191,8 @@ def test_threat_audit_end_to_end(tmp_path):
     r = rep.records[0]
     # per-sample decomposition => the agnostic adversaries never beat the white-box one
     assert r.mse["whitebox"] <= r.mse["am"] + 1e-12 and r.mse["whitebox"] <= r.mse["ram"] + 1e-12
+    assert r.mse["am"] == pytest.approx(r.mse["whitebox"] + r.mse["am_score_error"], rel=1e-9)
+    assert r.mse["ram"] == pytest.approx(r.mse["whitebox"] + r.mse["ram_score_error"], rel=1e-9)
     assert [n for n, _ in r.blackbox][:2] == [10, 30]
     assert len(r.tradeoff) == 4
     for t in r.tradeoff:

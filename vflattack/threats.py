@@ -103,10 +103,11 @@ class ThreatReport:
         return {k: str(v) for k, v in paths.items()}
 
 
-def _mse_affine(model, scores_real, scores_est, Y, X, method):
+def _mse_affine(model, scores_real, scores_est, Y, X, method, with_error=False):
     dec = agnostic_decomposition(model, scores_real, scores_est, Y, X, method=method)
     d = X.shape[1]
-    return float(np.mean(dec["oracle"]) / d), float(np.mean(dec["agnostic"]) / d)
+    out = (float(np.mean(dec["oracle"]) / d), float(np.mean(dec["agnostic"]) / d))
+    return out + (float(np.mean(dec["score_error"]) / d),) if with_error else out
 
 
 def run_threat_audit(dataset: str = "breast_cancer", n_passive: int = 10, seeds: Sequence[int] = (0,),
@@ -147,10 +148,11 @@ def run_threat_audit(dataset: str = "breast_cancer", n_passive: int = 10, seeds:
         am = train_adversary_model(Ytr, Ltr, rng=seed)
         ram = refine_adversary_model(am, F[obs][:, active], model.predict_proba(F[obs][:, active], F[obs][:, passive]),
                                      lam=lam)
-        wb, am_mse = _mse_affine(model, real, am.predict_proba(Y), Y, X, est)
-        _, ram_mse = _mse_affine(model, real, ram.predict_proba(Y), Y, X, est)
-        mse = {"whitebox": wb, "am": am_mse, "ram": ram_mse,
-               "mean": float(np.mean((X - Xtr.mean(axis=0)) ** 2))}
+        wb, am_mse, am_err = _mse_affine(model, real, am.predict_proba(Y), Y, X, est, with_error=True)
+        _, ram_mse, ram_err = _mse_affine(model, real, ram.predict_proba(Y), Y, X, est, with_error=True)
+        # per-sample decomposition, averaged: am = whitebox + am_score_error (and the same for ram)
+        mse = {"whitebox": wb, "am": am_mse, "ram": ram_mse, "am_score_error": am_err,
+               "ram_score_error": ram_err, "mean": float(np.mean((X - Xtr.mean(axis=0)) ** 2))}
         curve = []
         if blackbox:  # one passive feature: the last column of the shuffle
             a1, p1 = split_columns(F.shape[1], 1, seed)
