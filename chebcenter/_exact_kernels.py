@@ -26,6 +26,7 @@ import math
 import numpy as np
 
 from ._jit import jit
+from ._kernels import cholesky_solve
 
 __all__ = ["enumerate_vertices", "min_enclosing_ball"]
 
@@ -189,33 +190,11 @@ def _circumcenter(P, T, k, center, lam, work, rhs, sol):
             work[a, b] = s
             work[b, a] = s
         rhs[a] = 0.5 * work[a, a]
-    # Cholesky on the leading n x n block of work
     scale = 0.0
     for a in range(n):
         scale = max(scale, work[a, a])
-    for j in range(n):
-        s = work[j, j]
-        for q in range(j):
-            s -= work[j, q] * work[j, q]
-        if s <= 1e-13 * scale:
-            return False
-        ljj = math.sqrt(s)
-        work[j, j] = ljj
-        for i in range(j + 1, n):
-            t = work[i, j]
-            for q in range(j):
-                t -= work[i, q] * work[j, q]
-            work[i, j] = t / ljj
-    for i in range(n):
-        t = rhs[i]
-        for q in range(i):
-            t -= work[i, q] * sol[q]
-        sol[i] = t / work[i, i]
-    for i in range(n - 1, -1, -1):
-        t = sol[i]
-        for q in range(i + 1, n):
-            t -= work[q, i] * sol[q]
-        sol[i] = t / work[i, i]
+    if not cholesky_solve(work, rhs, sol, n, 1e-13 * scale):
+        return False
     total = 0.0
     for a in range(n):
         lam[a + 1] = sol[a]

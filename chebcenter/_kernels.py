@@ -17,6 +17,7 @@ from ._jit import jit
 
 __all__ = [
     "ball_radii",
+    "cholesky_solve",
     "check_rows",
     "clip_rows",
     "prepare_rows",
@@ -142,30 +143,31 @@ def _dual_value(c, Vr, beta, lo, hi, lam, y, x):
 
 
 @jit
-def _cholesky_solve(H, rhs, out):
-    """Solve ``H z = rhs`` for symmetric positive definite H (in place on H)."""
-    r = H.shape[0]
-    for j in range(r):
+def cholesky_solve(H, rhs, out, n, min_pivot):
+    """Solve ``H[:n, :n] z = rhs[:n]`` (symmetric positive definite) by Cholesky, in place
+    on ``H``; returns False when a squared pivot is ``<= min_pivot`` (singular to working
+    precision)."""
+    for j in range(n):
         s = H[j, j]
         for k in range(j):
             s -= H[j, k] * H[j, k]
-        if s <= 0.0:
+        if s <= min_pivot:
             return False
         ljj = math.sqrt(s)
         H[j, j] = ljj
-        for i in range(j + 1, r):
+        for i in range(j + 1, n):
             t = H[i, j]
             for k in range(j):
                 t -= H[i, k] * H[j, k]
             H[i, j] = t / ljj
-    for i in range(r):
+    for i in range(n):
         t = rhs[i]
         for k in range(i):
             t -= H[i, k] * out[k]
         out[i] = t / H[i, i]
-    for i in range(r - 1, -1, -1):
+    for i in range(n - 1, -1, -1):
         t = out[i]
-        for k in range(i + 1, r):
+        for k in range(i + 1, n):
             t -= H[k, i] * out[k]
         out[i] = t / H[i, i]
     return True
@@ -227,7 +229,7 @@ def project_one(c, Vr, beta, lo, hi, x, maxit, tol):
                 H[a, b] = s
                 H[b, a] = s
             H[a, a] += mu
-        ok = _cholesky_solve(H, grad, step_dir)
+        ok = cholesky_solve(H, grad, step_dir, r, 0.0)
         slope = 0.0
         for k in range(r):
             slope += grad[k] * step_dir[k]
