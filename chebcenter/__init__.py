@@ -13,6 +13,7 @@ from ._errors import ChebcenterError, InvalidInputError, MissingBackendError
 from .methods import METHODS
 from .problem import BoxSlice, chebyshev_center
 from .results import BatchResult, CenterResult, Status
+from .sets import Polytope, QuadraticSet
 
 __version__ = "0.1.0"
 
@@ -24,6 +25,8 @@ __all__ = sorted([
     "InvalidInputError",
     "METHODS",
     "MissingBackendError",
+    "Polytope",
+    "QuadraticSet",
     "Status",
     "chebyshev_center",
     "theory",

@@ -224,6 +224,26 @@ class BoxSlice:
         return BatchResult(centers, radii, codes, method, time.perf_counter() - t0,
                            res_out, box_viol, extras)
 
+    def to_polytope(self, b: Any = None):
+        """This slice for one right-hand side as a general :class:`chebcenter.Polytope`
+        (``lo <= x <= hi`` as 2d rows, ``A x = b`` as equalities; the same centers).
+        ``b`` is required unless A has no rows (then the polytope is the box).
+
+        Examples
+        --------
+        >>> import chebcenter as cc
+        >>> cc.BoxSlice([[1.0, -2.0]]).to_polytope([0.2]).center("exact").center.round(6).tolist()
+        [0.6, 0.2]
+        """
+        from .sets import Polytope
+
+        if b is None and self.m:
+            raise InvalidInputError(f"b is required: a BoxSlice with {self.m} equations is a polytope only "
+                                    "for a given right-hand side, e.g. P.to_polytope(b)")
+        b = as_rhs("b", np.zeros(0) if b is None else b, self.m)
+        G = np.vstack([np.eye(self.d), -np.eye(self.d)])
+        return Polytope(G, np.concatenate([self.hi, -self.lo]), self.A if self.m else None, b if self.m else None)
+
     # -- internals --------------------------------------------------------------------
     def _method_options(self, spec, options):
         unknown = sorted(set(options) - set(spec.options))
