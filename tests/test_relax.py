@@ -112,3 +112,32 @@ def test_rcc1_reports_clipping():
     r = cc.BoxSlice(A).center(A @ x, method="rcc1", fast_path=False, solver="scs")
     assert "clipped" in r.extras and r.extras["clipped"] >= 0
     assert r.box_violation == 0.0
+
+
+@pytest.mark.parametrize("d,m", [(6, 1), (10, 3), (16, 5)])
+def test_compiled_rcc1_matches_the_cvxpy_reference(d, m):
+    """Issue target: eta within 1e-6 relative and centers within 1e-6 of the reference."""
+    rng = np.random.default_rng(d)
+    A = rng.standard_normal((m, d))
+    X = rng.random((3, d))
+    X[:, :2] = [0.0, 1.0]  # coordinates at the bounds: the alpha = 1 shortcut rarely applies
+    B = X @ A.T
+    P = cc.BoxSlice(A)
+    got = P.centers(B, method="rcc1", solver="numba", fast_path=False)
+    assert all(r.startswith("numba barrier (") for r in got.extras["route"])
+    for solver in ("clarabel", "scs"):
+        ref = P.centers(B, method="rcc1", solver=solver, fast_path=False)
+        np.testing.assert_allclose(got.centers, ref.centers, atol=1e-6)
+        np.testing.assert_allclose(got.extras["eta"], ref.extras["eta"], rtol=1e-6)
+    # the compiled certificate is at least as tight (both are rigorous upper bounds)
+    assert np.all(got.extras["eta"] <= P.centers(B, method="rcc1", solver="scs", fast_path=False).extras["eta"] + 1e-9)
+
+
+def test_compiled_rcc1_d200_is_solved():
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((5, 200))
+    x = rng.random(200)
+    x[:20] = 0.0
+    r = cc.BoxSlice(A).center(A @ x, method="rcc1", fast_path=False)
+    assert r.status is cc.Status.OPTIMAL and r.extras["route"].startswith("numba barrier (")
+    assert r.in_slice(1e-8) and r.radius ** 2 == pytest.approx(r.extras["eta"])

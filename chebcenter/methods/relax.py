@@ -7,7 +7,9 @@ RCC1 (SPEC §1), in u-space ``x = q + W u``: each box row is one quadratic
     s.t. [[M, v], [v^T, tau]] >= 0,  M >= I,
     M = W^T D_alpha W,  v = W^T D_alpha (q - m),  t_i = (q_i - lo_i)(q_i - hi_i)
 
-gives ``u = -M^{-1} v``. For ANY ``alpha >= 0`` with ``M > I`` one has
+gives ``u = -M^{-1} v``. ``solver="auto"`` (= ``"numba"``) solves it with the compiled
+barrier method of :mod:`chebcenter._rcc1_kernel`; ``"clarabel"`` and ``"scs"`` build the
+cvxpy problem once (Parameters) and are the reference routes. For ANY ``alpha >= 0`` with ``M > I`` one has
 ``max_{x in S_F} ||x - x(alpha)||^2 <= eta(alpha) = v^T M^{-1} v - alpha^T t``,
 so the radius we report is recomputed from the solver's alpha (rescaled to
 make ``M >= I`` hold exactly) and is a certificate independent of the solver's
@@ -30,15 +32,15 @@ import numpy as np
 from scipy.optimize import nnls
 
 from .._errors import MissingBackendError
+from .._rcc1_kernel import rcc1_barrier_rows
 from .._validate import check_choice
 from ..results import Status
 from . import Context, MethodOutput, MethodSpec
 
 __all__ = ["RCC1", "RCC2", "rcc1_certificate"]
 
-#: null-space dimension up to which "auto" uses Clarabel (measured: at d = 50
-#: Clarabel took 9-15 s per solve and SCS 0.1-0.5 s; at d = 8 both ~5-40 ms).
-AUTO_CLARABEL_MAX_P = 12
+#: the cvxpy reference routes (solver="clarabel" / "scs"): at d = 50 Clarabel took 9-15 s
+#: per solve and SCS 0.1-0.5 s on this machine; "auto" uses the compiled barrier solver.
 
 
 def _import_cvxpy():
@@ -123,7 +125,7 @@ def rcc1(ctx: Context) -> MethodOutput:
     W, lo, hi = prob.W, prob.lo, prob.hi
     solver = opts["solver"]
     if solver == "auto":
-        solver = "clarabel" if prob.p <= AUTO_CLARABEL_MAX_P else "scs"
+        solver = "numba"
     centers = np.full((n, d), np.nan)
     radii = np.full(n, np.nan)
     codes = np.full(n, Status.OPTIMAL, dtype=np.int8)
@@ -135,6 +137,7 @@ def rcc1(ctx: Context) -> MethodOutput:
         return MethodOutput(ctx.Q.copy(), np.zeros(n), codes,
                             {"alpha": np.zeros((n, d)), "eta": np.zeros(n),
                              "route": np.full(n, "unique solution", dtype=object)})
+    todo = []
     for k in range(n):
         h = ctx.H[k]
         if opts["fast_path"] and np.all(h >= lo - prob.box_tol) and np.all(h <= hi + prob.box_tol):
@@ -145,6 +148,11 @@ def rcc1(ctx: Context) -> MethodOutput:
                 etas[k] = ctx.radius_ball[k] ** 2
                 radii[k], route[k] = ctx.radius_ball[k], "alpha=1 (nnls certificate)"
                 continue
+        todo.append(k)
+    if solver == "numba":
+        _rcc1_numba(ctx, np.array(todo, dtype=np.int64), centers, radii, codes, alphas, etas, route)
+        return MethodOutput(centers, radii, codes, {"alpha": alphas, "eta": etas, "route": route})
+    for k in todo:
         solved = prob._rcc1_problem(solver.upper())
         alpha, status = solved.solve(ctx.Q[k], lo, hi)
         route[k] = solver
@@ -160,6 +168,59 @@ def rcc1(ctx: Context) -> MethodOutput:
         if status != "optimal":
             codes[k] = Status.INACCURATE
     return MethodOutput(centers, radii, codes, {"alpha": alphas, "eta": etas, "route": route})
+
+
+def _certificate_reliable(W, c, t, alpha) -> bool:
+    """eta = v^T M^{-1} v - alpha^T t is accurate to ~eps * (|v^T y| + |alpha|^T |t|): refuse
+    a certificate that is negative (impossible for a nonempty set) or cancels badly."""
+    if not np.all(np.isfinite(alpha)):
+        return False
+    M = (W.T * alpha) @ W
+    v = W.T @ (alpha * c)
+    try:
+        y = np.linalg.solve(M, v)
+    except np.linalg.LinAlgError:
+        return False
+    eta = float(v @ y - alpha @ t)
+    scale = abs(float(v @ y)) + float(np.abs(alpha) @ np.abs(t))
+    return eta >= -1e-12 * (1.0 + scale) and scale <= 1e8 * (1.0 + abs(eta))
+
+
+def _rcc1_numba(ctx, rows, centers, radii, codes, alphas, etas, route):
+    """The compiled barrier solver on ``rows``; eta is certified from its alpha as for cvxpy."""
+    if rows.size == 0:
+        return
+    prob = ctx.problem
+    Q = ctx.Q[rows]
+    C = np.ascontiguousarray(Q - prob.mid)
+    T = np.ascontiguousarray((Q - prob.lo) * (Q - prob.hi))
+    A = np.empty_like(C)
+    its = np.zeros(rows.size, dtype=np.int64)
+    conv = np.zeros(rows.size, dtype=np.bool_)
+    W = np.ascontiguousarray(prob.W)
+    for j, k in enumerate(rows):
+        try:  # one row per call: a degenerate row (singular Newton matrix) must not end the batch
+            rcc1_barrier_rows(W, C[j:j + 1], T[j:j + 1], A[j:j + 1], its[j:j + 1], conv[j:j + 1], 1e-10, 500)
+            reliable = _certificate_reliable(prob.W, C[j], T[j], A[j])
+        except np.linalg.LinAlgError:
+            reliable = False
+        if not reliable:  # near-degenerate slice: the dual optimum is at infinity; use the reference
+            alpha, status = prob._rcc1_problem("CLARABEL" if prob.p <= 12 else "SCS").solve(Q[j], prob.lo, prob.hi)
+            if alpha is None or status not in ("optimal", "optimal_inaccurate"):
+                codes[k] = Status.SOLVER_ERROR
+                route[k] = "numba barrier failed; cvxpy failed"
+                continue
+            A[j], conv[j] = alpha, status == "optimal"
+            route[k] = "numba barrier unreliable (degenerate slice); cvxpy fallback"
+        else:
+            route[k] = f"numba barrier ({its[j]} Newton steps)"
+        x, eta, alpha = rcc1_certificate(prob.W, Q[j], prob.lo, prob.hi, A[j])
+        if x is None:
+            codes[k] = Status.SOLVER_ERROR
+            continue
+        centers[k], alphas[k], etas[k], radii[k] = x, alpha, eta, np.sqrt(max(eta, 0.0))
+        if not conv[j]:
+            codes[k] = Status.INACCURATE
 
 
 def _rcc2_cvxpy(prob, b):
@@ -202,7 +263,7 @@ RCC1 = MethodSpec(
     "rcc1", rcc1, lies_in="S_F",
     certifies="sqrt(eta): the RCC1 dual value, recomputed from alpha (>= exact radius)",
     options={"solver": "auto", "fast_path": True},
-    validators={"solver": lambda name, v: check_choice(name, v, ("auto", "clarabel", "scs")),
+    validators={"solver": lambda name, v: check_choice(name, v, ("auto", "numba", "clarabel", "scs")),
                 "fast_path": lambda name, v: bool(v)},
 )
 RCC2 = MethodSpec(
