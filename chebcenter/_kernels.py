@@ -17,6 +17,7 @@ from ._jit import jit
 
 __all__ = [
     "ball_radii",
+    "cholesky_in_place",
     "cholesky_solve",
     "check_rows",
     "clip_rows",
@@ -143,10 +144,9 @@ def _dual_value(c, Vr, beta, lo, hi, lam, y, x):
 
 
 @jit
-def cholesky_solve(H, rhs, out, n, min_pivot):
-    """Solve ``H[:n, :n] z = rhs[:n]`` (symmetric positive definite) by Cholesky, in place
-    on ``H``; returns False when a squared pivot is ``<= min_pivot`` (singular to working
-    precision)."""
+def cholesky_in_place(H, n, min_pivot):
+    """Lower Cholesky factor of ``H[:n, :n]`` written into its lower triangle; False when
+    a squared pivot is ``<= min_pivot`` (not positive definite to working precision)."""
     for j in range(n):
         s = H[j, j]
         for k in range(j):
@@ -160,6 +160,15 @@ def cholesky_solve(H, rhs, out, n, min_pivot):
             for k in range(j):
                 t -= H[i, k] * H[j, k]
             H[i, j] = t / ljj
+    return True
+
+
+@jit
+def cholesky_solve(H, rhs, out, n, min_pivot):
+    """Solve ``H[:n, :n] z = rhs[:n]`` (symmetric positive definite) by Cholesky, in place
+    on ``H``; returns False when :func:`cholesky_in_place` fails."""
+    if not cholesky_in_place(H, n, min_pivot):
+        return False
     for i in range(n):
         t = rhs[i]
         for k in range(i):

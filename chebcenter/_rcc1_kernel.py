@@ -25,6 +25,7 @@ import math
 import numpy as np
 
 from ._jit import jit
+from ._kernels import cholesky_in_place
 
 __all__ = ["rcc1_barrier_rows"]
 
@@ -41,21 +42,7 @@ def _feasible(W, alpha):
     p = M.shape[0]
     for i in range(p):
         M[i, i] -= 1.0
-    # Cholesky test
-    for j in range(p):
-        s = M[j, j]
-        for k in range(j):
-            s -= M[j, k] * M[j, k]
-        if s <= 0.0:
-            return False
-        ljj = math.sqrt(s)
-        M[j, j] = ljj
-        for i in range(j + 1, p):
-            t = M[i, j]
-            for k in range(j):
-                t -= M[i, k] * M[j, k]
-            M[i, j] = t / ljj
-    return True
+    return cholesky_in_place(M, p, 0.0)
 
 
 @jit
