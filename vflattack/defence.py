@@ -99,6 +99,12 @@ def _closed_form(obj: _Objective, mu: float) -> np.ndarray:
     return -(Q * np.where(lam >= 0, 1.0, -1.0)) @ Q.T
 
 
+def _riemannian(R, g):
+    """``skew(R^T g)``: the Riemannian gradient direction on O(d) for the Euclidean gradient g."""
+    M = R.T @ g
+    return 0.5 * (M - M.T)
+
+
 def _cayley(R, Omega, t):
     d = R.shape[0]
     I = np.eye(d)
@@ -114,9 +120,7 @@ def _ascent(obj: _Objective, mu: float, R: np.ndarray, max_iter: int) -> np.ndar
     val = phi(R)
     for _ in range(max_iter):
         _, gf = obj.grad_f(R)
-        g = gf + 2.0 * mu * obj.G
-        M = R.T @ g
-        Omega = 0.5 * (M - M.T)
+        Omega = _riemannian(R, gf + 2.0 * mu * obj.G)
         nrm2 = float(np.sum(Omega * Omega))
         if nrm2 < 1e-24:
             break
@@ -135,8 +139,7 @@ def _ascent(obj: _Objective, mu: float, R: np.ndarray, max_iter: int) -> np.ndar
 
 def _skew_grad_dist(obj: _Objective, R: np.ndarray) -> np.ndarray:
     """``skew(R^T grad dist^2)`` with ``grad dist^2 = -2 G``."""
-    M = R.T @ (-2.0 * obj.G)
-    return 0.5 * (M - M.T)
+    return _riemannian(R, -2.0 * obj.G)
 
 
 def _restore(obj: _Objective, R: np.ndarray, epsilon: float) -> np.ndarray:
@@ -160,9 +163,7 @@ def _feasible_ascent(obj: _Objective, R: np.ndarray, epsilon: float, max_iter: i
     val = obj.f(R)[0]
     step = 1.0
     for _ in range(max_iter):
-        _, g = obj.grad_f(R)
-        M = R.T @ g
-        Omega = 0.5 * (M - M.T)
+        Omega = _riemannian(R, obj.grad_f(R)[1])
         if np.sqrt(obj.dist2(R)) >= epsilon * (1 - 1e-6):
             Od = _skew_grad_dist(obj, R)
             inner = float(np.sum(Omega * Od))

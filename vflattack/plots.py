@@ -16,6 +16,16 @@ def _plt():
     return plt
 
 
+def _finish(fig, ax, path, legend_cols=2, grid="both") -> pathlib.Path:
+    """Legend, grid, layout, save as PNG and close."""
+    ax.legend(fontsize=7, ncol=legend_cols)
+    ax.grid(alpha=0.3, which=grid) if grid != "y" else ax.grid(alpha=0.3, axis="y")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    _plt().close(fig)
+    return pathlib.Path(path)
+
+
 def plot_mse_vs_passive(records, path) -> pathlib.Path:
     """MSE per estimator against the number of passive features d, with the von
     Neumann bounds on MSE(half*) (SPEC §2.3) drawn as a shaded band."""
@@ -32,12 +42,7 @@ def plot_mse_vs_passive(records, path) -> pathlib.Path:
     ax.set_xlabel("passive features d")
     ax.set_ylabel("MSE per feature")
     ax.set_title(f"{records[0].dataset}: reconstruction error of the passive features")
-    ax.legend(fontsize=8, ncol=2)
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return pathlib.Path(path)
+    return _finish(fig, ax, path)
 
 
 def plot_mse_per_feature(records, path) -> pathlib.Path:
@@ -55,12 +60,7 @@ def plot_mse_per_feature(records, path) -> pathlib.Path:
     ax.set_xlabel("passive feature (column index in the dataset)")
     ax.set_ylabel("MSE")
     ax.set_title(f"{rec.dataset}, d = {d}, seed {rec.seed}: per-feature error (± s.e.)")
-    ax.legend(fontsize=8, ncol=3)
-    ax.grid(alpha=0.3, axis="y")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return pathlib.Path(path)
+    return _finish(fig, ax, path, legend_cols=3, grid="y")
 
 
 def plot_tradeoff(records, path) -> pathlib.Path:
@@ -79,12 +79,7 @@ def plot_tradeoff(records, path) -> pathlib.Path:
     ax.set_xlabel("distortion budget epsilon = max ||W_pas - W_pas R||_F")
     ax.set_ylabel("adversary MSE per feature")
     ax.set_title(f"{rec.dataset}, d = {rec.n_passive}: privacy vs interpretability")
-    ax.legend(fontsize=7, ncol=2)
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return pathlib.Path(path)
+    return _finish(fig, ax, path)
 
 
 def plot_blackbox(records, path) -> pathlib.Path:
@@ -97,9 +92,4 @@ def plot_blackbox(records, path) -> pathlib.Path:
     ax.set_xlabel("number of predictions N")
     ax.set_ylabel("MSE")
     ax.set_title(f"{records[0].dataset}: black-box reconstruction of one feature")
-    ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return pathlib.Path(path)
+    return _finish(fig, ax, path, legend_cols=1)
