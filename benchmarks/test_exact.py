@@ -36,3 +36,30 @@ def test_exact_brute_force_baseline(benchmark, d, m):
     c, t = benchmark.pedantic(run, rounds=1, iterations=1)
     r = cc.BoxSlice(A).center(B[0], method="exact")
     benchmark.extra_info.update(per_row=benchmark.stats.stats.mean, radius_dev=abs(t - r.radius))
+
+
+def _qhull_vertices(P, q):
+    """The baseline: scipy's qhull (HalfspaceIntersection) on the null-space rewrite
+    {u : W u <= hi - q, -W u <= q - lo}, from the inscribed-ball center (one LP)."""
+    from scipy.optimize import linprog
+    from scipy.spatial import HalfspaceIntersection
+
+    G = np.vstack([P.W, -P.W])
+    h = np.concatenate([P.hi - q, q - P.lo])
+    nrm = np.linalg.norm(G, axis=1)
+    res = linprog(np.r_[np.zeros(P.p), -1.0], A_ub=np.hstack([G, nrm[:, None]]), b_ub=h,
+                  bounds=[(None, None)] * P.p + [(0, None)], method="highs")
+    return q + HalfspaceIntersection(np.hstack([G, -h[:, None]]), res.x[:-1]).intersections @ P.W.T
+
+
+@pytest.mark.parametrize("d,m", [(12, 3), (14, 3), (14, 5), (16, 3), (16, 5)])
+@pytest.mark.parametrize("route", ["chebcenter", "qhull"])
+def test_vertex_enumeration(benchmark, d, m, route):
+    from chebcenter.methods.exact import slice_vertices
+
+    A, X, B = planted(d, m, 1, seed=d * m)
+    P = cc.BoxSlice(A)
+    q = P.A_pinv @ B[0]
+    fn = (lambda: slice_vertices(P, q, 10**6)) if route == "chebcenter" else (lambda: _qhull_vertices(P, q))
+    V = benchmark.pedantic(fn, rounds=3, iterations=1, warmup_rounds=1)
+    benchmark.extra_info.update(per_row=benchmark.stats.stats.mean, n_vertices=int(V.shape[0]))
