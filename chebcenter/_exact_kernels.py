@@ -6,9 +6,11 @@ Vertices. With ``Vr`` (r x d, orthonormal rows) and ``beta = Vr q``, a point of
 ``S_F = {x : Vr x = beta, lo <= x <= hi}`` is a vertex iff it is a basic
 solution: some set F of r coordinates with ``Vr[:, F]`` invertible carries
 ``x_F = Vr[:, F]^{-1} (beta - Vr[:, N] x_N)`` and every other coordinate sits
-at a bound, ``x_N in {lo_N, hi_N}``. We visit every basis F and walk the
-``2^(d-r)`` bound patterns in Gray-code order, so each step is a rank-one
-update ``x_F -= +-(hi_j - lo_j) G[:, j]`` with ``G = Vr[:, F]^{-1} Vr[:, N]``.
+at a bound, ``x_N in {lo_N, hi_N}``. We visit every basis F and walk the bound
+patterns depth first, one nonbasic coordinate per level (each step an update
+``x_F -= (hi_j - lo_j) G[:, j]`` with ``G = Vr[:, F]^{-1} Vr[:, N]``), pruning a
+branch as soon as the range still reachable by some basic coordinate misses its
+bounds, so only a small part of the ``2^(d-r)`` patterns is visited.
 
 Minimum enclosing ball. The walking algorithm of Fischer, Gärtner and Kutz
 ("Fast smallest-enclosing-ball computation in high dimensions", ESA 2003):
@@ -90,8 +92,10 @@ def enumerate_vertices(Vr, beta, lo, hi, capacity, feas_tol, pivot_tol):
     nonbasic = np.empty(p, dtype=np.int64)
     G = np.empty((r, p))
     x0 = np.empty(r)
-    xf = np.empty(r)
-    state = np.zeros(p, dtype=np.int64)
+    choice = np.full(p + 1, -1, dtype=np.int64)
+    cur = np.empty((p + 1, r))
+    neg = np.empty((p + 1, r))
+    pos = np.empty((p + 1, r))
     is_basic = np.zeros(d, dtype=np.bool_)
     while True:
         for i in range(d):
@@ -122,43 +126,58 @@ def enumerate_vertices(Vr, beta, lo, hi, capacity, feas_tol, pivot_tol):
                         t -= Vr[k, nonbasic[jj]] * lo[nonbasic[jj]]
                     s += binv[a, k] * t
                 x0[a] = s
-            for jj in range(p):
-                state[jj] = 0
+            # depth-first over the bound pattern of the nonbasic coordinates, pruning a
+            # branch as soon as some basic coordinate can no longer reach [lo, hi]:
+            # x_F = x0 - sum_j s_j (hi_j - lo_j) G[:, j], s_j in {0, 1}; the reachable range
+            # from level L adds the suffix sums neg/pos of min/max(0, -(hi_j - lo_j) G[a, j])
             for a in range(r):
-                xf[a] = x0[a]
-            n_patterns = 1 << p
-            for g in range(n_patterns):
-                if g > 0:
-                    flip = 0
-                    while ((g >> flip) & 1) == 0:
-                        flip += 1
-                    width = hi[nonbasic[flip]] - lo[nonbasic[flip]]
-                    sign = 1.0 if state[flip] == 0 else -1.0
-                    state[flip] = 1 - state[flip]
+                neg[p, a] = 0.0
+                pos[p, a] = 0.0
+            for L in range(p - 1, -1, -1):
+                width = hi[nonbasic[L]] - lo[nonbasic[L]]
+                for a in range(r):
+                    step = -width * G[a, L]
+                    neg[L, a] = neg[L + 1, a] + min(0.0, step)
+                    pos[L, a] = pos[L + 1, a] + max(0.0, step)
+            reachable = True
+            for a in range(r):
+                i = comb[a]
+                if x0[a] + pos[0, a] < lo[i] - feas_tol or x0[a] + neg[0, a] > hi[i] + feas_tol:
+                    reachable = False
+            if reachable:
+                for a in range(r):
+                    cur[0, a] = x0[a]
+                for L in range(p + 1):
+                    choice[L] = -1
+                L = 0
+                while L >= 0:
+                    if L == p:
+                        if count >= capacity:
+                            return V, -1
+                        for a in range(r):
+                            i = comb[a]
+                            V[count, i] = min(max(cur[p, a], lo[i]), hi[i])
+                        for jj in range(p):
+                            i = nonbasic[jj]
+                            V[count, i] = hi[i] if choice[jj] == 1 else lo[i]
+                        count += 1
+                        L -= 1
+                        continue
+                    choice[L] += 1
+                    if choice[L] > 1:
+                        choice[L] = -1
+                        L -= 1
+                        continue
+                    width = hi[nonbasic[L]] - lo[nonbasic[L]]
+                    ok = True
                     for a in range(r):
-                        xf[a] -= sign * width * G[a, flip]
-                inside = True
-                for a in range(r):
-                    i = comb[a]
-                    if xf[a] < lo[i] - feas_tol or xf[a] > hi[i] + feas_tol:
-                        inside = False
-                        break
-                if not inside:
-                    continue
-                if count >= capacity:
-                    return V, -1
-                # recompute x_F from scratch: no drift from the running updates
-                for a in range(r):
-                    s = x0[a]
-                    for jj in range(p):
-                        if state[jj] == 1:
-                            s -= (hi[nonbasic[jj]] - lo[nonbasic[jj]]) * G[a, jj]
-                    i = comb[a]
-                    V[count, i] = min(max(s, lo[i]), hi[i])
-                for jj in range(p):
-                    i = nonbasic[jj]
-                    V[count, i] = hi[i] if state[jj] == 1 else lo[i]
-                count += 1
+                        v = cur[L, a] - choice[L] * width * G[a, L]
+                        cur[L + 1, a] = v
+                        i = comb[a]
+                        if v + pos[L + 1, a] < lo[i] - feas_tol or v + neg[L + 1, a] > hi[i] + feas_tol:
+                            ok = False
+                    if ok:
+                        L += 1
         # next combination of r out of d (lexicographic)
         k = r - 1
         while k >= 0 and comb[k] == d - r + k:
