@@ -20,8 +20,6 @@ Newton decrement is small, down to ``mu_min`` (the duality gap is about
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ._jit import jit

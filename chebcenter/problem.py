@@ -209,7 +209,6 @@ class BoxSlice:
             radii[bad] = np.nan
         if spec.in_feasible_set:
             clipped = np.zeros(N)
-            worst = np.empty(1)
             ok_rows = np.flatnonzero(~bad)
             for start in range(0, ok_rows.size, 65536):  # bounded temporaries
                 idx = ok_rows[start:start + 65536]

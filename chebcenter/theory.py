@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from ._errors import InvalidInputError
-from ._validate import as_bounds, as_matrix
+from ._validate import as_matrix
 
 __all__ = [
     "TheoryReport",
@@ -75,7 +75,10 @@ def half_star_gain(A: Any, X: Any, lo: Any = 0.0, hi: Any = 1.0) -> float:
     0.125
     """
     prob = _factor(A, lo, hi)
-    X = _data(X, prob)
+    return _half_star_gain(prob, _data(X, prob))
+
+
+def _half_star_gain(prob, X) -> float:
     D = X - prob.mid
     row_part = D - D @ prob.null_projector
     return float(np.sum(row_part ** 2) / X.size)
@@ -90,9 +93,11 @@ def ls_minus_half_star(A: Any, X: Any, lo: Any = 0.0, hi: Any = 1.0) -> float:
     0.0
     """
     prob = _factor(A, lo, hi)
-    X = _data(X, prob)
-    pm = prob.p_mid
-    return float(np.sum((2.0 * X - prob.mid) @ pm) / X.size)
+    return _ls_minus_half_star(prob, _data(X, prob))
+
+
+def _ls_minus_half_star(prob, X) -> float:
+    return float(np.sum((2.0 * X - prob.mid) @ prob.p_mid) / X.size)
 
 
 def eigenvalue_bounds(A: Any, X: Any, estimator: str = "half_star", lo: Any = 0.0,
@@ -113,7 +118,10 @@ def eigenvalue_bounds(A: Any, X: Any, estimator: str = "half_star", lo: Any = 0.
     if estimator not in ("half_star", "ls"):
         raise InvalidInputError(f"estimator must be one of ('half_star', 'ls'); got {estimator!r}")
     prob = _factor(A, lo, hi)
-    X = _data(X, prob)
+    return _eigenvalue_bounds(prob, _data(X, prob), estimator)
+
+
+def _eigenvalue_bounds(prob, X, estimator) -> tuple[float, float, float]:
     D = X - prob.mid if estimator == "half_star" else X
     Kmat = D.T @ D / X.shape[0]
     lam = np.sort(np.linalg.eigvalsh(Kmat))[::-1]
@@ -203,8 +211,7 @@ def check(A: Any, X: Any, lo: Any = 0.0, hi: Any = 1.0) -> TheoryReport:
     """
     prob = _factor(A, lo, hi)
     X = _data(X, prob)
-    lo_a, hi_a = as_bounds(lo, hi, prob.d)
-    if np.any(X < lo_a - prob.box_tol) or np.any(X > hi_a + prob.box_tol):
+    if np.any(X < prob.lo - prob.box_tol) or np.any(X > prob.hi + prob.box_tol):
         raise InvalidInputError("X must lie in the box [lo, hi] (the theorems assume it)")
     B = X @ prob.A.T
     Q = B @ prob.A_pinv.T
@@ -215,6 +222,6 @@ def check(A: Any, X: Any, lo: Any = 0.0, hi: Any = 1.0) -> TheoryReport:
     return TheoryReport(
         d=prob.d, rank=prob.rank, n_samples=X.shape[0],
         mse_half=mse(X, np.broadcast_to(prob.mid, X.shape)), mse_half_star=mse(X, H), mse_ls=mse(X, Q),
-        half_star_gain=half_star_gain(A, X, lo, hi), ls_minus_half_star=ls_minus_half_star(A, X, lo, hi),
-        half_star_bounds=eigenvalue_bounds(A, X, "half_star", lo, hi),
-        ls_bounds=eigenvalue_bounds(A, X, "ls", lo, hi), max_error_over_R=ratio)
+        half_star_gain=_half_star_gain(prob, X), ls_minus_half_star=_ls_minus_half_star(prob, X),
+        half_star_bounds=_eigenvalue_bounds(prob, X, "half_star"),
+        ls_bounds=_eigenvalue_bounds(prob, X, "ls"), max_error_over_R=ratio)

@@ -181,7 +181,6 @@ def test_optimised_beats_random_and_raises_the_mse():
 # -- the threat audit and its CLI ---------------------------------------------------------
 def test_threat_audit_end_to_end(tmp_path):
     import json
-    import pathlib
 
     from vflattack.cli import main
     from vflattack.threats import run_threat_audit

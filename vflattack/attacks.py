@@ -10,7 +10,7 @@ import numpy as np
 
 import chebcenter as cc
 
-from ._validate import InvalidInputError, as_2d
+from ._validate import InvalidInputError
 from .mapping import LinearSystem, scores_to_system
 from .model import VFLModel
 

@@ -29,7 +29,7 @@ import chebcenter as cc
 
 from ._validate import InvalidInputError, as_2d
 from .attacks import AttackResult
-from .mapping import ScoreFlag, difference_matrix
+from .mapping import checked_log_scores, difference_matrix
 
 __all__ = ["blackbox_attack", "blackbox_projections"]
 
@@ -40,21 +40,8 @@ def _shifted_scores(W_act, scores, Y, log_scores):
         raise InvalidInputError(f"W_act must have shape (k, d_a) with k >= 2; got {W_act.shape}")
     k = W_act.shape[0]
     S = np.asarray(scores, dtype=float)
-    if S.ndim != 2 or S.shape[1] != k:
-        raise InvalidInputError(f"scores must have shape (N, {k}); got {S.shape}")
-    N = S.shape[0]
-    Y = as_2d("Y", np.asarray(Y, dtype=float).reshape(N, -1), n_cols=W_act.shape[1])
-    flags = np.zeros(N, dtype=np.int64)
-    with np.errstate(all="ignore"):
-        finite = np.all(np.isfinite(S), axis=1)
-        flags[~finite] |= ScoreFlag.NONFINITE
-        if log_scores:
-            flags[finite & np.any(S >= 0, axis=1)] |= ScoreFlag.SATURATED
-            L = S
-        else:
-            flags[finite & (np.any(S <= 0, axis=1) | np.any(S >= 1, axis=1))] |= ScoreFlag.SATURATED
-            flags[finite & (np.abs(S.sum(axis=1) - 1) > 1e-6)] |= ScoreFlag.NOT_NORMALISED
-            L = np.log(np.where(finite[:, None] & (S > 0), S, 1.0))
+    L, flags = checked_log_scores(S, k, log_scores=log_scores)
+    Y = as_2d("Y", np.asarray(Y, dtype=float).reshape(S.shape[0], -1), n_cols=W_act.shape[1])
     J = difference_matrix(k)
     return L @ J.T - Y @ (J @ W_act).T, flags
 

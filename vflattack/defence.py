@@ -111,6 +111,18 @@ def _cayley(R, Omega, t):
     return R @ np.linalg.solve(I - 0.5 * t * Omega, I + 0.5 * t * Omega)
 
 
+def _backtrack(trial, value, accept, step, min_step):
+    """Halve ``step`` until ``accept(trial(step), value, step)``; return the accepted point,
+    its value and the next (doubled) step, or None below ``min_step``."""
+    while step > min_step:
+        R_new = trial(step)
+        v_new = value(R_new)
+        if accept(R_new, v_new, step):
+            return R_new, v_new, min(step * 2.0, 1e3)
+        step *= 0.5
+    return None
+
+
 def _ascent(obj: _Objective, mu: float, R: np.ndarray, max_iter: int) -> np.ndarray:
     """Riemannian gradient ascent of ``f(R) - mu dist^2(R)`` on O(d) (Cayley retraction)."""
     def phi(R):
@@ -124,16 +136,11 @@ def _ascent(obj: _Objective, mu: float, R: np.ndarray, max_iter: int) -> np.ndar
         nrm2 = float(np.sum(Omega * Omega))
         if nrm2 < 1e-24:
             break
-        while step > 1e-12:
-            R_new = _cayley(R, Omega, step)
-            v_new = phi(R_new)
-            if v_new >= val + 1e-4 * step * nrm2:
-                break
-            step *= 0.5
-        else:
+        found = _backtrack(lambda t: _cayley(R, Omega, t), phi,
+                           lambda R_new, v_new, t: v_new >= val + 1e-4 * t * nrm2, step, 1e-12)
+        if found is None:
             break
-        R, val = R_new, v_new
-        step = min(step * 2.0, 1e3)
+        R, val, step = found
     return R
 
 
@@ -172,16 +179,12 @@ def _feasible_ascent(obj: _Objective, R: np.ndarray, epsilon: float, max_iter: i
         nrm2 = float(np.sum(Omega * Omega))
         if nrm2 < 1e-20:
             break
-        while step > 1e-10:
-            R_new = _restore(obj, _cayley(R, Omega, step), epsilon)
-            v_new = obj.f(R_new)[0]
-            if v_new > val + 1e-6 * step * nrm2 and np.sqrt(obj.dist2(R_new)) <= epsilon:
-                break
-            step *= 0.5
-        else:
+        found = _backtrack(lambda t: _restore(obj, _cayley(R, Omega, t), epsilon), lambda R_new: obj.f(R_new)[0],
+                           lambda R_new, v_new, t: v_new > val + 1e-6 * t * nrm2
+                           and np.sqrt(obj.dist2(R_new)) <= epsilon, step, 1e-10)
+        if found is None:
             break
-        R, val = R_new, v_new
-        step = min(step * 2.0, 1e3)
+        R, val, step = found
     return R
 
 

@@ -22,7 +22,7 @@ import numpy as np
 from ._validate import InvalidInputError, as_2d
 from .model import VFLModel
 
-__all__ = ["LinearSystem", "ScoreFlag", "difference_matrix", "scores_to_system"]
+__all__ = ["LinearSystem", "ScoreFlag", "checked_log_scores", "difference_matrix", "scores_to_system"]
 
 
 class ScoreFlag(enum.IntFlag):
@@ -63,6 +63,37 @@ class LinearSystem:
         return self.flags == 0
 
 
+def checked_log_scores(S: np.ndarray, k: int, *, log_scores: bool = False,
+                       sum_tol: float = 1e-6) -> tuple[np.ndarray, np.ndarray]:
+    """Validate (N, k) scores row by row; return ``(log scores, ScoreFlag bits)``.
+
+    Rows that are flagged get a finite placeholder in the log scores and must
+    not be used (every attack masks them with the flags).
+
+    Examples
+    --------
+    >>> L, flags = checked_log_scores(np.array([[0.25, 0.75], [0.0, 1.0]]), 2)
+    >>> flags.tolist()
+    [0, 2]
+    """
+    if S.ndim != 2 or S.shape[1] != k:
+        raise InvalidInputError(f"scores must have shape (N, {k}) (one column per class); got shape {S.shape}")
+    flags = np.zeros(S.shape[0], dtype=np.int64)
+    with np.errstate(all="ignore"):
+        finite = np.all(np.isfinite(S), axis=1)
+        flags[~finite] |= ScoreFlag.NONFINITE
+        if log_scores:
+            P = np.exp(S)
+            flags[finite & np.any(S >= 0.0, axis=1)] |= ScoreFlag.SATURATED
+            L = np.where(finite[:, None], S, 0.0)
+        else:
+            P = S
+            flags[finite & (np.any(S <= 0.0, axis=1) | np.any(S >= 1.0, axis=1))] |= ScoreFlag.SATURATED
+            L = np.log(np.where(finite[:, None] & (S > 0), S, 1.0))
+        flags[finite & (np.abs(P.sum(axis=1) - 1.0) > sum_tol)] |= ScoreFlag.NOT_NORMALISED
+    return L, flags
+
+
 def scores_to_system(model: VFLModel, scores: Any, Y: Any, *, log_scores: bool = False,
                      sum_tol: float = 1e-6) -> LinearSystem:
     """Turn (N, k) scores and (N, d_a) active features into ``(A, B', flags)``.
@@ -88,23 +119,9 @@ def scores_to_system(model: VFLModel, scores: Any, Y: Any, *, log_scores: bool =
     """
     k = model.n_classes
     S = np.asarray(scores, dtype=np.float64)
-    if S.ndim != 2 or S.shape[1] != k:
-        raise InvalidInputError(f"scores must have shape (N, {k}) (one column per class); got shape {S.shape}")
-    N = S.shape[0]
+    N = S.shape[0] if S.ndim == 2 else 0
+    L, flags = checked_log_scores(S, k, log_scores=log_scores, sum_tol=sum_tol)
     Y = as_2d("Y", np.asarray(Y, dtype=float).reshape(N, -1), n_cols=model.n_active)
-    flags = np.zeros(N, dtype=np.int64)
-    with np.errstate(all="ignore"):
-        finite = np.all(np.isfinite(S), axis=1)
-        flags[~finite] |= ScoreFlag.NONFINITE
-        if log_scores:
-            P = np.exp(S)
-            flags[finite & np.any(S >= 0.0, axis=1)] |= ScoreFlag.SATURATED
-            L = S
-        else:
-            P = S
-            flags[finite & (np.any(S <= 0.0, axis=1) | np.any(S >= 1.0, axis=1))] |= ScoreFlag.SATURATED
-            L = np.log(np.where(finite[:, None] & (S > 0), S, 1.0))
-        flags[finite & (np.abs(P.sum(axis=1) - 1.0) > sum_tol)] |= ScoreFlag.NOT_NORMALISED
     J = difference_matrix(k)
     A = J @ model.W_pas
     B = L @ J.T - Y @ (J @ model.W_act).T - J @ model.b

@@ -12,8 +12,6 @@ a ball of radius R that contains S_F).
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 from scipy.optimize import lsq_linear
 

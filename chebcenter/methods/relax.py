@@ -25,7 +25,6 @@ of its own center.
 
 from __future__ import annotations
 
-import time
 import warnings
 
 import numpy as np
