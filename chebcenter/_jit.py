@@ -10,9 +10,15 @@ from __future__ import annotations
 
 import numba
 
-__all__ = ["jit"]
+__all__ = ["jit", "jit_parallel"]
 
 
 def jit(fn):
     """Compile ``fn`` in nopython mode with the project's fixed settings."""
     return numba.njit(cache=True, nogil=True, fastmath=False)(fn)
+
+
+def jit_parallel(fn):
+    """As :func:`jit`, with ``parallel=True``: ``numba.prange`` loops run on all cores
+    (numba's threading layer; ``NUMBA_NUM_THREADS`` or ``numba.set_num_threads`` limit it)."""
+    return numba.njit(cache=True, nogil=True, fastmath=False, parallel=True)(fn)

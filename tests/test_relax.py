@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import chebcenter as cc
 from chebcenter.methods.relax import rcc1_certificate
@@ -125,15 +126,16 @@ def test_compiled_rcc1_matches_the_cvxpy_reference(d, m):
     P = cc.BoxSlice(A)
     got = P.centers(B, method="rcc1", solver="numba", fast_path=False)
     assert all(r.startswith("numba barrier (") for r in got.extras["route"])
-    # Newton's method with the exact Hessian: ~30-50 steps over 10 decades of mu
+    # Newton's method with the exact Hessian: ~20-40 steps over 10 decades of mu
     steps = [int(r.split("(")[1].split()[0]) for r in got.extras["route"]]
     assert max(steps) <= 60
     for solver in ("clarabel", "scs"):
         ref = P.centers(B, method="rcc1", solver=solver, fast_path=False)
         np.testing.assert_allclose(got.centers, ref.centers, atol=1e-6)
         np.testing.assert_allclose(got.extras["eta"], ref.extras["eta"], rtol=1e-6)
-    # the compiled certificate is at least as tight (both are rigorous upper bounds)
-    assert np.all(got.extras["eta"] <= P.centers(B, method="rcc1", solver="scs", fast_path=False).extras["eta"] + 1e-9)
+    # both are rigorous upper bounds; the barrier stops at mu = 1e-10, a duality gap of about
+    # mu (d + p) <= 3e-9 here, so its certificate is within 1e-8 of (or below) SCS's
+    assert np.all(got.extras["eta"] <= P.centers(B, method="rcc1", solver="scs", fast_path=False).extras["eta"] + 1e-8)
 
 
 def test_compiled_rcc1_d200_is_solved():
@@ -144,3 +146,79 @@ def test_compiled_rcc1_d200_is_solved():
     r = cc.BoxSlice(A).center(A @ x, method="rcc1", fast_path=False)
     assert r.status is cc.Status.OPTIMAL and r.extras["route"].startswith("numba barrier (")
     assert r.in_slice(1e-8) and r.radius ** 2 == pytest.approx(r.extras["eta"])
+
+
+@st.composite
+def segments(draw):
+    """(A, lo, hi, x) with p = d - rank A = 1: S_F is a segment (or a point at a corner)."""
+    d = draw(st.integers(2, 8))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    A = rng.standard_normal((d - 1, d))
+    if draw(st.booleans()):  # a repeated row: m = d, rank d - 1
+        A = np.vstack([A, -3.0 * A[:1]])
+    if draw(st.booleans()):
+        A[:, 0] *= 1e-3  # a nearly free coordinate: a steep chord
+    lo = rng.uniform(-2.0, 0.5, d) if draw(st.booleans()) else np.zeros(d)
+    hi = lo + (rng.uniform(0.2, 2.0, d) if draw(st.booleans()) else 1.0)
+    x = lo + (hi - lo) * rng.random(d)
+    hits = rng.random(d) < draw(st.sampled_from([0.0, 0.3, 0.7]))
+    x[hits] = np.where(rng.random(hits.sum()) < 0.5, lo[hits], hi[hits])
+    return A, lo, hi, x
+
+
+@settings(max_examples=scaled(20))
+@given(segments())
+def test_segment_closed_form_matches_the_primal_sdp(inst):
+    """p = 1: RCC1 in closed form (bisection on h(u) = min_i chord_i(u) - u^2) against the
+    primal SDP (Clarabel, tolerance TOL['rcc1_primal_dual'] for its interior-point output)."""
+    A, lo, hi, x = inst
+    b = A @ x
+    r = cc.BoxSlice(A, lo, hi).center(b, method="rcc1", fast_path=False)
+    assert r.status is cc.Status.OPTIMAL
+    x_primal, eta_primal = rcc1_primal(A, b, lo, hi)
+    np.testing.assert_allclose(r.center, np.clip(x_primal, lo, hi), atol=TOL["rcc1_primal_dual"])
+    assert r.extras["eta"] == pytest.approx(eta_primal, rel=1e-5, abs=1e-7)
+    assert r.extras["route"].startswith("segment closed form (")
+    assert r.in_slice(1e-9)
+
+
+def test_segment_closed_form_is_used_for_every_row_of_a_batch():
+    """The p = 1 rows that fell back to cvxpy before (dual optimum at infinity) are solved in
+    closed form; SPEC's segment example included."""
+    rng = np.random.default_rng(3)
+    A = rng.standard_normal((5, 6))
+    X = rng.random((50, 6))
+    X[:, :3] = rng.integers(0, 2, (50, 3))
+    got = cc.BoxSlice(A).centers(X @ A.T, method="rcc1", fast_path=False)
+    assert got.counts() == {"OPTIMAL": 50}
+    assert all(s.startswith("segment closed form") for s in got.extras["route"])
+    ref = cc.BoxSlice(A).centers(X[:6] @ A.T, method="rcc1", fast_path=False, solver="clarabel")
+    np.testing.assert_allclose(got.centers[:6], ref.centers, atol=TOL["rcc1_primal_dual"])
+
+
+def test_warm_starts_and_thread_count_never_change_the_answer():
+    """Warm starts (chunks of rows) move the barrier's end point within its accuracy: eta to
+    1e-8 relative (duality gap ~1e-9); centers to 1e-5, because on rows whose optimum has
+    M - I nearly singular the center is that ill-determined by eta -- Clarabel and SCS differ
+    from each other by 1e-5 on the same rows (measured). The thread count changes nothing."""
+    import numba
+
+    rng = np.random.default_rng(11)
+    A = rng.standard_normal((3, 12))
+    X = rng.random((40, 12))
+    X[::3, :4] = 1.0
+    P = cc.BoxSlice(A)
+    cold = P.centers(X @ A.T, method="rcc1", fast_path=False, warm_chunk=1)
+    warm = P.centers(X @ A.T, method="rcc1", fast_path=False, warm_chunk=16)
+    np.testing.assert_allclose(warm.centers, cold.centers, atol=1e-5)
+    np.testing.assert_allclose(warm.extras["eta"], cold.extras["eta"], rtol=1e-8)
+    warm_steps = [int(s.split("(")[1].split()[0]) for s in warm.extras["route"]]
+    cold_steps = [int(s.split("(")[1].split()[0]) for s in cold.extras["route"]]
+    assert sum(warm_steps) < sum(cold_steps)
+    threads = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        single = P.centers(X @ A.T, method="rcc1", fast_path=False, warm_chunk=16)
+    finally:
+        numba.set_num_threads(threads)
+    np.testing.assert_array_equal(single.centers, warm.centers)

@@ -31,8 +31,9 @@ import numpy as np
 from scipy.optimize import nnls
 
 from .._errors import MissingBackendError
-from .._rcc1_kernel import rcc1_barrier_rows
-from .._validate import check_choice
+from .._rcc1_kernel import (CONVERGED, MAX_ITERATIONS, NUMERICAL_FAILURE, rcc1_barrier_rows,
+                            rcc1_segment_rows)
+from .._validate import as_positive_int, check_choice
 from ..results import Status
 from . import Context, MethodOutput, MethodSpec
 
@@ -186,39 +187,52 @@ def _certificate_reliable(W, c, t, alpha) -> bool:
 
 
 def _rcc1_numba(ctx, rows, centers, radii, codes, alphas, etas, route):
-    """The compiled barrier solver on ``rows``; eta is certified from its alpha as for cvxpy."""
+    """The compiled solvers on ``rows``: the closed form when ``p = 1``, else the barrier
+    kernel over the whole batch on all cores; eta is certified from alpha as for cvxpy."""
     if rows.size == 0:
         return
     prob = ctx.problem
     Q = ctx.Q[rows]
     C = np.ascontiguousarray(Q - prob.mid)
     T = np.ascontiguousarray((Q - prob.lo) * (Q - prob.hi))
-    A = np.empty_like(C)
+    A = np.zeros_like(C)
     its = np.zeros(rows.size, dtype=np.int64)
-    conv = np.zeros(rows.size, dtype=np.bool_)
+    state = np.zeros(rows.size, dtype=np.int64)
     W = np.ascontiguousarray(prob.W)
+    if prob.p == 1:
+        ustar = np.full(rows.size, np.nan)
+        rcc1_segment_rows(np.ascontiguousarray(W[:, 0]), C, T, A, ustar, its)
+        state[its < 0] = NUMERICAL_FAILURE
+        label = "segment closed form ({} bisection steps)"
+    else:
+        # warm-start chunks of up to warm_chunk rows, but at least 8 chunks for the cores
+        chunk = max(1, min(ctx.options["warm_chunk"], rows.size // 8))
+        rcc1_barrier_rows(W, C, T, A, its, state, 1e-10, 150, chunk)
+        label = "numba barrier ({} Newton steps)"
     for j, k in enumerate(rows):
-        try:  # one row per call: a degenerate row (singular Newton matrix) must not end the batch
-            rcc1_barrier_rows(W, C[j:j + 1], T[j:j + 1], A[j:j + 1], its[j:j + 1], conv[j:j + 1], 1e-10, 500)
-            reliable = _certificate_reliable(prob.W, C[j], T[j], A[j])
-        except np.linalg.LinAlgError:
-            reliable = False
-        if not reliable:  # near-degenerate slice: the dual optimum is at infinity; use the reference
+        reliable = state[j] == CONVERGED and _certificate_reliable(prob.W, C[j], T[j], A[j])
+        if reliable and prob.p == 1:  # the dual weights must reproduce the bisection's u*
+            x, _, _ = rcc1_certificate(prob.W, Q[j], prob.lo, prob.hi, A[j])
+            reliable = x is not None and np.linalg.norm(x - Q[j] - W[:, 0] * ustar[j]) <= 1e-9 * (
+                1.0 + np.linalg.norm(Q[j]))
+        if not reliable:
+            # near-degenerate slice (the dual optimum at or near infinity: Newton stalls or
+            # cancels) -- use the reference
             alpha, status = prob._rcc1_problem("CLARABEL" if prob.p <= 12 else "SCS").solve(Q[j], prob.lo, prob.hi)
             if alpha is None or status not in ("optimal", "optimal_inaccurate"):
                 codes[k] = Status.SOLVER_ERROR
-                route[k] = "numba barrier failed; cvxpy failed"
+                route[k] = "compiled solver failed; cvxpy failed"
                 continue
-            A[j], conv[j] = alpha, status == "optimal"
-            route[k] = "numba barrier unreliable (degenerate slice); cvxpy fallback"
+            A[j], state[j] = alpha, CONVERGED if status == "optimal" else MAX_ITERATIONS
+            route[k] = "compiled solver unreliable (degenerate slice); cvxpy fallback"
         else:
-            route[k] = f"numba barrier ({its[j]} Newton steps)"
+            route[k] = label.format(its[j])
         x, eta, alpha = rcc1_certificate(prob.W, Q[j], prob.lo, prob.hi, A[j])
         if x is None:
             codes[k] = Status.SOLVER_ERROR
             continue
         centers[k], alphas[k], etas[k], radii[k] = x, alpha, eta, np.sqrt(max(eta, 0.0))
-        if not conv[j]:
+        if state[j] != CONVERGED:
             codes[k] = Status.INACCURATE
 
 
@@ -261,9 +275,9 @@ def rcc2(ctx: Context) -> MethodOutput:
 RCC1 = MethodSpec(
     "rcc1", rcc1, lies_in="S_F",
     certifies="sqrt(eta): the RCC1 dual value, recomputed from alpha (>= exact radius)",
-    options={"solver": "auto", "fast_path": True},
+    options={"solver": "auto", "fast_path": True, "warm_chunk": 16},
     validators={"solver": lambda name, v: check_choice(name, v, ("auto", "numba", "clarabel", "scs")),
-                "fast_path": lambda name, v: bool(v)},
+                "fast_path": lambda name, v: bool(v), "warm_chunk": as_positive_int},
 )
 RCC2 = MethodSpec(
     "rcc2", rcc2, lies_in="S_F",
