@@ -286,25 +286,25 @@ def _segment_alpha(w, c, t, alpha, U):
         else:
             b = u
     ustar = 0.5 * (a + b)
-    # the chords active at u* (within rounding); at a kink, or when S_F is a point, the one
-    # with the largest slope is active just left of u*, the one with the smallest just right
-    lmin = np.inf
+    # optimality: 2 u* lies between the slopes of the chords active at u* (0 in the
+    # superdifferential of h). Take the lowest chord at u* among those with slope >= 2 u*
+    # (active just left of u*) and among those with slope <= 2 u* (just right); the caller
+    # verifies that the resulting dual weights reproduce u*.
+    iL, iR = -1, -1
+    bestL, bestR = np.inf, np.inf
     for i in range(d):
         alpha[i] = 0.0
         if w[i] != 0.0:
-            lmin = min(lmin, (-2.0 * c[i] * ustar - t[i] / w[i]) / w[i])
-    # rounding: u* is known to ~1e-10 (the roots cancel when |w_i| is small), which moves a
-    # chord of slope s_i by |s_i| 1e-10; the dual weights are verified by the caller anyway
-    tol = 1e-9 * (1.0 + abs(lmin) + ustar * ustar)
-    du = 1e-10 * (1.0 + abs(ustar))
-    iL, iR = -1, -1
-    for i in range(d):
-        si = -2.0 * c[i] / w[i] if w[i] != 0.0 else 0.0
-        if w[i] != 0.0 and (-2.0 * c[i] * ustar - t[i] / w[i]) / w[i] <= lmin + tol + abs(si) * du:
-            if iL < 0 or si > -2.0 * c[iL] / w[iL]:
-                iL = i
-            if iR < 0 or si < -2.0 * c[iR] / w[iR]:
-                iR = i
+            li = (-2.0 * c[i] * ustar - t[i] / w[i]) / w[i]
+            si = -2.0 * c[i] / w[i]
+            if si >= 2.0 * ustar and li < bestL:
+                bestL, iL = li, i
+            if si <= 2.0 * ustar and li < bestR:
+                bestR, iR = li, i
+    if iL < 0:
+        iL = iR
+    if iR < 0:
+        iR = iL
     sL = -2.0 * c[iL] / w[iL]
     sR = -2.0 * c[iR] / w[iR]
     if iL == iR or sL <= sR:

@@ -171,8 +171,10 @@ def rcc1(ctx: Context) -> MethodOutput:
 
 
 def _certificate_reliable(W, c, t, alpha) -> bool:
-    """eta = v^T M^{-1} v - alpha^T t is accurate to ~eps * (|v^T y| + |alpha|^T |t|): refuse
-    a certificate that is negative (impossible for a nonempty set) or cancels badly."""
+    """eta = v^T M^{-1} v - alpha^T t is accurate to about eps * scale with
+    ``scale = (sum_i alpha_i |c_i| ||a_i||)^2 + sum_i alpha_i |t_i|`` (the terms before
+    cancellation; M >= I): refuse a certificate that is negative beyond that (impossible for
+    a nonempty set) or that cancels more than 1e8-fold."""
     if not np.all(np.isfinite(alpha)):
         return False
     M = (W.T * alpha) @ W
@@ -182,7 +184,7 @@ def _certificate_reliable(W, c, t, alpha) -> bool:
     except np.linalg.LinAlgError:
         return False
     eta = float(v @ y - alpha @ t)
-    scale = abs(float(v @ y)) + float(np.abs(alpha) @ np.abs(t))
+    scale = float(np.abs(alpha * c) @ np.linalg.norm(W, axis=1)) ** 2 + float(np.abs(alpha) @ np.abs(t))
     return eta >= -1e-12 * (1.0 + scale) and scale <= 1e8 * (1.0 + abs(eta))
 
 
