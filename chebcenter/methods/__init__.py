@@ -72,6 +72,7 @@ class MethodSpec:
         return self.lies_in == "S_F"
 
 
+from . import auto as _auto  # noqa: E402
 from . import cls as _cls  # noqa: E402
 from . import exact as _exact  # noqa: E402
 from . import relax as _relax  # noqa: E402
@@ -81,7 +82,7 @@ REGISTRY: dict[str, MethodSpec] = {
     spec.name: spec
     for spec in (
         _simple.HALF, _simple.LS, _simple.HALF_STAR, _cls.CLS,
-        _relax.RCC1, _relax.RCC2, _exact.EXACT,
+        _relax.RCC1, _relax.RCC2, _exact.EXACT, _auto.AUTO,
     )
 }
 METHODS: tuple[str, ...] = tuple(REGISTRY)

@@ -1,0 +1,66 @@
+"""``auto``: the best center the size allows -- exact where its certificate is cheap, else rcc1.
+
+Per row: the exact center (vertex enumeration + minimum enclosing ball, certified by its
+dual lower bound) when the enumeration work ``C(d, r) 2^(d-r)`` is at most
+``max_candidates`` (default 2e6: well under a second per row on a laptop, see
+``benchmarks/test_exact.py``) and the slice has at most ``max_vertices`` vertices; every
+other row gets the RCC1 relaxation (certified by ``sqrt(eta)``), which costs milliseconds
+at any d met in practice. ``extras["method"]`` says which estimator each row got; both
+lie in S_F and both radii are rigorous upper bounds on the worst-case error (the exact one
+is also tight).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from .._validate import as_positive_int
+from ..results import Status
+from . import Context, MethodOutput, MethodSpec
+from .exact import candidate_count, exact
+from .relax import RCC1, rcc1
+
+__all__ = ["AUTO"]
+
+
+def _subset(ctx: Context, idx: np.ndarray, options) -> Context:
+    """The context restricted to positions ``idx`` (no projection data: neither exact nor
+    rcc1 uses it)."""
+    return dataclasses.replace(ctx, rows=ctx.rows[idx], B=ctx.B[idx], Q=ctx.Q[idx], H=ctx.H[idx],
+                               radius_ball=ctx.radius_ball[idx], options=options,
+                               outside=np.zeros(0, dtype=np.int64),
+                               proj_outside=np.zeros((0, ctx.problem.d)))
+
+
+def auto(ctx: Context) -> MethodOutput:
+    prob = ctx.problem
+    opts = ctx.options
+    n = ctx.rows.size
+    centers = np.full((n, prob.d), np.nan)
+    radii = np.full(n, np.nan)
+    codes = np.full(n, Status.OPTIMAL, dtype=np.int8)
+    chosen = np.full(n, "rcc1", dtype=object)
+    todo = np.arange(n)
+    if candidate_count(prob.d, prob.rank) <= opts["max_candidates"]:
+        ex = exact(_subset(ctx, todo, {"max_vertices": opts["max_vertices"],
+                                       "max_candidates": opts["max_candidates"],
+                                       "return_vertices": False}))
+        done = ex.codes != Status.TOO_LARGE
+        centers[done], radii[done], codes[done] = ex.centers[done], ex.radii[done], ex.codes[done]
+        chosen[done] = "exact"
+        todo = todo[~done]
+    if todo.size:
+        rc_opts = {key: opts[key] for key in RCC1.options}
+        rc = rcc1(_subset(ctx, todo, rc_opts))
+        centers[todo], radii[todo], codes[todo] = rc.centers, rc.radii, rc.codes
+    return MethodOutput(centers, radii, codes, {"method": chosen})
+
+
+AUTO = MethodSpec(
+    "auto", auto, lies_in="S_F",
+    certifies="per row: the exact radius where enumeration is cheap, else sqrt(eta) of rcc1",
+    options={"max_candidates": 2_000_000, "max_vertices": 20_000, **RCC1.options},
+    validators={"max_candidates": as_positive_int, "max_vertices": as_positive_int, **RCC1.validators},
+)
