@@ -120,8 +120,11 @@ def test_exact_with_no_equations_is_the_box():
 def test_size_guards_report_too_large_without_running():
     P = cc.BoxSlice(np.ones((1, 30)))
     assert candidate_count(30, 1) > 2e8
-    r = P.center([15.0], method="exact")
+    r = P.center([15.0], method="exact", algorithm="enumerate")
     assert r.status is cc.Status.TOO_LARGE and np.all(np.isnan(r.center))
+    # rank 2 past the enumeration: "auto" does not start a HiGHS branch and bound
+    r = cc.BoxSlice(np.vstack([np.ones(30), np.arange(30.0)])).center([15.0, 200.0], method="exact")
+    assert r.status is cc.Status.TOO_LARGE
     r = cc.BoxSlice(np.ones((1, 10))).center([5.0], method="exact", max_vertices=10)
     assert r.status is cc.Status.TOO_LARGE
     r = cc.BoxSlice(np.ones((1, 10))).center([5.0], method="exact", max_vertices=10**5)

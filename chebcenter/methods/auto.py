@@ -5,7 +5,8 @@ dual lower bound) when the enumeration work ``C(d, r) 2^(d-r)`` is at most
 ``max_candidates`` (default 2e6: well under a second per row on a laptop, see
 ``benchmarks/test_exact.py``) and the slice has at most ``max_vertices`` vertices; every
 other row gets the RCC1 relaxation (certified by ``sqrt(eta)``), which costs milliseconds
-at any d met in practice. ``extras["method"]`` says which estimator each row got; both
+at any d met in practice. (The branch-and-bound exact center, seconds per row, is not
+used: batches are the normal case.) ``extras["method"]`` says which estimator each row got; both
 lie in S_F and both radii are rigorous upper bounds on the worst-case error (the exact one
 is also tight).
 """
@@ -46,7 +47,7 @@ def auto(ctx: Context) -> MethodOutput:
     if candidate_count(prob.d, prob.rank) <= opts["max_candidates"]:
         ex = exact(_subset(ctx, todo, {"max_vertices": opts["max_vertices"],
                                        "max_candidates": opts["max_candidates"],
-                                       "return_vertices": False}))
+                                       "return_vertices": False, "algorithm": "enumerate"}))
         done = ex.codes != Status.TOO_LARGE
         centers[done], radii[done], codes[done] = ex.centers[done], ex.radii[done], ex.codes[done]
         chosen[done] = "exact"

@@ -14,7 +14,17 @@ The result carries the exact radius (``max_j ||v_j - c||``), a dual lower bound
 (``support_indices``; the list itself with ``return_vertices=True``) and the
 vertex count. Size guards: ``max_candidates`` bounds the work
 ``C(d, r) * 2^(d-r)`` before anything runs, ``max_vertices`` the number of
-basic feasible solutions found; beyond either the row is TOO_LARGE.
+basic feasible solutions found.
+
+Past the enumeration (``algorithm="auto"`` when rank A = 1, or ``algorithm="bnb"``):
+the working-set scheme of :mod:`chebcenter._bnb` -- minimum enclosing ball of a few
+points of S_F, a branch-and-bound oracle for the point of S_F farthest from its center,
+repeat -- which never lists the vertices. Its result is certified by
+``radius_lower <= r* <= radius`` and is OPTIMAL when ``radius <= radius_lower (1 + gap_tol)``
+(default 1e-6), INACCURATE (still a certified enclosing ball, centered in S_F) when the
+``max_nodes`` budget ran out first. The oracle is compiled for one equation (rank 1); with
+more equations each node is a HiGHS LP (about a millisecond), so "auto" keeps such rows
+TOO_LARGE and ``algorithm="bnb"`` must be asked for.
 """
 
 from __future__ import annotations
@@ -23,8 +33,9 @@ import math
 
 import numpy as np
 
+from .._bnb import bnb_center
 from .._exact_kernels import enumerate_vertices, min_enclosing_ball
-from .._validate import as_positive_int
+from .._validate import as_positive_float, as_positive_int, check_choice
 from ..results import Status
 from . import Context, MethodOutput, MethodSpec
 
@@ -64,7 +75,13 @@ def exact(ctx: Context) -> MethodOutput:
     support = np.empty(n, dtype=object)
     support_idx = np.empty(n, dtype=object)
     vertices = np.empty(n, dtype=object)
-    if candidate_count(d, prob.rank) > opts["max_candidates"]:
+    algorithm = opts["algorithm"]
+    if algorithm == "auto":
+        cheap = candidate_count(d, prob.rank) <= opts["max_candidates"]
+        algorithm = "enumerate" if cheap else ("bnb" if prob.rank == 1 else "none")
+    if algorithm == "bnb":
+        return _bnb_rows(ctx, centers, radii, lower, codes, support)
+    if algorithm == "none" or candidate_count(d, prob.rank) > opts["max_candidates"]:
         codes[:] = Status.TOO_LARGE
         return MethodOutput(centers, radii, codes, {"radius_lower": lower, "n_vertices": n_vertices,
                                                     "support": support})
@@ -97,10 +114,33 @@ def exact(ctx: Context) -> MethodOutput:
     return MethodOutput(centers, radii, codes, extras)
 
 
+def _bnb_rows(ctx, centers, radii, lower, codes, support):
+    """The working-set branch and bound row by row (see the module docstring)."""
+    prob, opts = ctx.problem, ctx.options
+    n = ctx.rows.size
+    nodes = np.zeros(n, dtype=np.int64)
+    rounds = np.zeros(n, dtype=np.int64)
+    for k in range(n):
+        c, up, low, sup, info = bnb_center(prob, ctx.Q[k], gap_tol=opts["gap_tol"],
+                                           max_nodes=opts["max_nodes"])
+        nodes[k], rounds[k] = info["nodes"], info["rounds"]
+        if c is None or not np.isfinite(up):
+            codes[k] = Status.SOLVER_ERROR if c is None else Status.TOO_LARGE
+            continue
+        centers[k], radii[k], lower[k], support[k] = c, up, low, sup
+        if not info["complete"]:
+            codes[k] = Status.INACCURATE
+    return MethodOutput(centers, radii, codes, {"radius_lower": lower, "support": support,
+                                                "bnb_nodes": nodes, "bnb_rounds": rounds})
+
+
 EXACT = MethodSpec(
     "exact", exact, lies_in="S_F",
     certifies="the exact Chebyshev radius max_{x in S_F} ||x - c|| (radius_lower certifies it)",
-    options={"max_vertices": 200_000, "max_candidates": 200_000_000, "return_vertices": False},
+    options={"max_vertices": 200_000, "max_candidates": 200_000_000, "return_vertices": False,
+             "algorithm": "auto", "gap_tol": 1e-6, "max_nodes": 5_000_000},
     validators={"max_vertices": as_positive_int, "max_candidates": as_positive_int,
-                "return_vertices": lambda name, v: bool(v)},
+                "return_vertices": lambda name, v: bool(v),
+                "algorithm": lambda name, v: check_choice(name, v, ("auto", "enumerate", "bnb")),
+                "gap_tol": as_positive_float, "max_nodes": as_positive_int},
 )
