@@ -17,7 +17,7 @@ from .sets import Polytope, QuadraticSet
 
 __version__ = "0.1.0"
 
-__all__ = sorted([
+__all__ = [
     "BatchResult",
     "BoxSlice",
     "CenterResult",
@@ -30,4 +30,4 @@ __all__ = sorted([
     "Status",
     "chebyshev_center",
     "theory",
-])
+]

@@ -19,26 +19,26 @@ from .model import VFLModel, train_vfl_model
 
 __version__ = "0.1.0"
 
-__all__ = sorted([
+__all__ = [
     "AdversaryModel",
+    "AttackResult",
+    "BASELINES",
+    "DEFAULT_METHODS",
     "Defence",
+    "LinearSystem",
+    "ScoreFlag",
+    "VFLModel",
     "adversary_mse",
     "agnostic_attack",
     "agnostic_decomposition",
     "blackbox_attack",
     "blackbox_projections",
-    "orthogonal_defence",
-    "refine_adversary_model",
-    "train_adversary_model",
-    "AttackResult",
-    "BASELINES",
-    "DEFAULT_METHODS",
-    "LinearSystem",
-    "ScoreFlag",
-    "VFLModel",
     "datasets",
     "difference_matrix",
+    "orthogonal_defence",
+    "refine_adversary_model",
     "scores_to_system",
+    "train_adversary_model",
     "train_vfl_model",
     "whitebox_attack",
-])
+]
