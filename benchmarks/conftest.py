@@ -17,7 +17,7 @@ import chebcenter as cc
 def warm_jit():
     A = np.array([[1.0, -2.0, 0.5]])
     P = cc.BoxSlice(A)
-    for method in ("half_star", "rcc2", "exact"):
+    for method in ("half_star", "rcc2", "exact", "cls", "rcc1"):
         P.centers(np.array([[0.2], [5.0]]), method=method)
 
 
@@ -34,3 +34,10 @@ def quiet(fn):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return fn()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def warm_bnb():
+    """Compile the branch-and-bound kernels outside the timings."""
+    A = np.array([[1.0, -2.0, 0.5, 0.3]])
+    cc.BoxSlice(A).centers(np.array([[0.2]]), method="exact", algorithm="bnb")

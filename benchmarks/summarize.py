@@ -40,26 +40,38 @@ def main(path: str) -> None:
                   f"{us(base['per_row'])} | {base['per_row'] / ours['per_row']:,.0f}× |")
 
     print("\n## rcc2 / cls per row vs scipy bvls and a fresh cvxpy QP\n")
-    print("| d | m | rcc2 (numba) | cls (bvls route) | scipy bvls loop | cvxpy QP per row | rcc2 vs bvls | rcc2 vs cvxpy | rcc2 max dev vs cvxpy |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| d | m | rcc2 (numba) | cls (compiled BVLS) | scipy bvls loop | cvxpy QP per row | rcc2 vs bvls | cls vs bvls | rcc2 vs cvxpy | rcc2 max dev vs cvxpy | cls max dev vs scipy |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     proj = rows["test_projection"]
     for d, m in sorted({(p[1], p[2]) for p in proj}, key=lambda t: (int(t[0]), int(t[1]))):
         g = {p[0]: v for p, v in proj.items() if (p[1], p[2]) == (d, m)}
         if len(g) == 4:
             r = g["chebcenter_rcc2"]["per_row"]
-            print(f"| {d} | {m} | {us(r)} | {us(g['chebcenter_cls']['per_row'])} | {us(g['scipy_bvls']['per_row'])} | "
+            c = g["chebcenter_cls"]["per_row"]
+            print(f"| {d} | {m} | {us(r)} | {us(c)} | {us(g['scipy_bvls']['per_row'])} | "
                   f"{us(g['cvxpy_fresh_qp']['per_row'])} | {g['scipy_bvls']['per_row'] / r:,.0f}× | "
-                  f"{g['cvxpy_fresh_qp']['per_row'] / r:,.0f}× | {g['chebcenter_rcc2'].get('max_dev_vs_cvxpy', float('nan')):.1e} |")
+                  f"{g['scipy_bvls']['per_row'] / c:,.0f}× | "
+                  f"{g['cvxpy_fresh_qp']['per_row'] / r:,.0f}× | {g['chebcenter_rcc2'].get('max_dev_vs_cvxpy', float('nan')):.1e} | "
+                  f"{g['chebcenter_cls'].get('max_dev_vs_scipy', float('nan')):.1e} |")
 
-    print("\n## rcc1 per row vs a fresh cvxpy SDP per right-hand side\n")
-    print("| d | m | chebcenter | chebcenter (no α=1 test) | fresh SCS | fresh Clarabel | speed-up vs fastest fresh |")
-    print("|---|---|---|---|---|---|---|")
+    print("\n## rcc1 per row (compiled routes: a batch of 64 rows, d = 200: 4) vs cvxpy\n")
+    print("| d | m | chebcenter | compiled barrier only | chebcenter cvxpy SCS (parametric) | fresh SCS | fresh Clarabel "
+          "| default vs fastest fresh | barrier vs fastest cvxpy route | barrier max dev vs SCS |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     rc = rows["test_rcc1"]
     for d, m in sorted({(p[1], p[2]) for p in rc}, key=lambda t: (int(t[0]), int(t[1]))):
-        g = {p[0]: v["per_row"] for p, v in rc.items() if (p[1], p[2]) == (d, m)}
-        fresh = min(v for k, v in g.items() if k.startswith("cvxpy"))
-        print(f"| {d} | {m} | {us(g['chebcenter'])} | {us(g['chebcenter_no_fast_path'])} | {us(g['cvxpy_fresh_scs'])} | "
-              f"{us(g['cvxpy_fresh_clarabel']) if 'cvxpy_fresh_clarabel' in g else '—'} | {fresh / g['chebcenter']:,.1f}× |")
+        g = {p[0]: v for p, v in rc.items() if (p[1], p[2]) == (d, m)}
+        t = {k: v["per_row"] for k, v in g.items()}
+        fresh = [v for k, v in t.items() if k.startswith("cvxpy")]
+        cvx = fresh + ([t["chebcenter_cvxpy_scs"]] if "chebcenter_cvxpy_scs" in t else [])
+        na = "—"
+        print(f"| {d} | {m} | {us(t['chebcenter'])} | {us(t['chebcenter_no_fast_path'])} | "
+              f"{us(t['chebcenter_cvxpy_scs']) if 'chebcenter_cvxpy_scs' in t else na} | "
+              f"{us(t['cvxpy_fresh_scs']) if 'cvxpy_fresh_scs' in t else na} | "
+              f"{us(t['cvxpy_fresh_clarabel']) if 'cvxpy_fresh_clarabel' in t else na} | "
+              f"{(min(fresh) / t['chebcenter']) if fresh else float('nan'):,.0f}× | "
+              f"{(min(cvx) / t['chebcenter_no_fast_path']) if cvx else float('nan'):,.0f}× | "
+              f"{g['chebcenter_no_fast_path'].get('max_dev_vs_sdp', float('nan')):.1e} |")
 
     print("\n## exact per row (vertex count, certified gap) and brute force + SOCP baseline\n")
     print("| d | m | chebcenter | vertices | gap | brute force + SOCP | speed-up |")
@@ -69,6 +81,25 @@ def main(path: str) -> None:
         b = base.get((d, m))
         print(f"| {d} | {m} | {us(v['per_row'])} | {v['n_vertices'][0]:,} | {v['gap']:.0e} | "
               f"{us(b['per_row']) if b else '—'} | {(b['per_row'] / v['per_row']) if b else float('nan'):,.0f}× |")
+
+    print("\n## vertex enumeration alone vs scipy's qhull on the null-space rewrite (one row)\n")
+    print("| d | m | vertices | chebcenter | qhull | speed-up |")
+    print("|---|---|---|---|---|---|")
+    ve = rows["test_vertex_enumeration"]
+    for d, m in sorted({(p[1], p[2]) for p in ve}, key=lambda t: (int(t[0]), int(t[1]))):
+        g = {p[0]: v for p, v in ve.items() if (p[1], p[2]) == (d, m)}
+        if len(g) == 2:
+            print(f"| {d} | {m} | {g['chebcenter']['n_vertices']:,} | {us(g['chebcenter']['per_row'])} | "
+                  f"{us(g['qhull']['per_row'])} | {g['qhull']['per_row'] / g['chebcenter']['per_row']:,.1f}× |")
+
+    print("\n## exact past enumeration: branch and bound, rank 1 (one row)\n")
+    print("| d = p + 1 | gap_tol | time | status | lower | upper | nodes | rounds | enumeration |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    bnb = {(k[0], "-".join(k[1:])): v for k, v in rows["test_exact_branch_and_bound"].items()}  # "1e-06" has a dash
+    for (d, tol), v in sorted(bnb.items(), key=lambda kv: (-float(kv[0][1]), int(kv[0][0]))):
+        enum = f"{us(v['enumeration'])}, r = {v['enum_radius']:.10f}" if "enumeration" in v else "out of reach"
+        print(f"| {d} | {tol} | {us(v['per_row'])} | {v['status']} | {v['lower']:.10f} | {v['upper']:.10f} | "
+              f"{v['nodes']:,} | {v['rounds']} | {enum} |")
 
 
 if __name__ == "__main__":

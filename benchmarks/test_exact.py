@@ -63,3 +63,22 @@ def test_vertex_enumeration(benchmark, d, m, route):
     fn = (lambda: slice_vertices(P, q, 10**6)) if route == "chebcenter" else (lambda: _qhull_vertices(P, q))
     V = benchmark.pedantic(fn, rounds=3, iterations=1, warmup_rounds=1)
     benchmark.extra_info.update(per_row=benchmark.stats.stats.mean, n_vertices=int(V.shape[0]))
+
+
+@pytest.mark.parametrize("d,gap_tol", [(16, 1e-6), (20, 1e-6), (26, 1e-6), (20, 1e-4), (26, 1e-4), (31, 1e-4)])
+def test_exact_branch_and_bound(benchmark, d, gap_tol):
+    """Past enumeration (rank 1): certified radius to gap_tol; d = 16 also enumerates."""
+    A, X, B = planted(d, 1, 1, seed=d)
+    P = cc.BoxSlice(A)
+    res = benchmark.pedantic(P.centers, args=(B, "exact"), kwargs={"algorithm": "bnb", "gap_tol": gap_tol},
+                             rounds=1, iterations=1, warmup_rounds=0)
+    info = dict(per_row=benchmark.stats.stats.mean, status=str(res.status[0]),
+                upper=float(res.radii[0]), lower=float(res.extras["radius_lower"][0]),
+                nodes=int(res.extras["bnb_nodes"][0]), rounds=int(res.extras["bnb_rounds"][0]))
+    if d <= 16:
+        import time
+
+        t0 = time.perf_counter()
+        ref = P.centers(B, "exact", algorithm="enumerate")
+        info.update(enumeration=time.perf_counter() - t0, enum_radius=float(ref.radii[0]))
+    benchmark.extra_info.update(info)

@@ -37,7 +37,8 @@ def test_rcc1(benchmark, d, m, route):
         pytest.skip("Clarabel takes 9-15 s per solve at d = 50 on this machine")
     if d == 200 and route.startswith(("cvxpy", "chebcenter_cvxpy")):
         pytest.skip("the cvxpy routes take minutes per problem at d = 200")
-    n = 5
+    # the compiled routes run a batch (warm starts, both cores), the cvxpy ones a few rows
+    n = (4 if d == 200 else 64) if route in ("chebcenter", "chebcenter_no_fast_path") else 3
     A, X, B = planted(d, m, n)
     P = cc.BoxSlice(A)
     fn = {
@@ -48,6 +49,7 @@ def test_rcc1(benchmark, d, m, route):
         "cvxpy_fresh_clarabel": lambda: np.array([fresh_sdp(A, b, "CLARABEL") for b in B]),
     }[route]
     C = benchmark.pedantic(lambda: quiet(fn), rounds=2, iterations=1, warmup_rounds=1)
-    ref = P.centers(B, "rcc1", fast_path=False, solver="numba" if d == 200 else "scs").centers
+    k = min(n, 3)
+    ref = P.centers(B[:k], "rcc1", fast_path=False, solver="numba" if d == 200 else "scs").centers
     benchmark.extra_info.update(per_row=benchmark.stats.stats.mean / n, n=n,
-                                max_dev_vs_sdp=float(np.max(np.abs(C - ref))))
+                                max_dev_vs_sdp=float(np.max(np.abs(C[:k] - ref))))
