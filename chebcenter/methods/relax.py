@@ -31,7 +31,7 @@ import numpy as np
 from scipy.optimize import nnls
 
 from .._errors import MissingBackendError
-from .._rcc1_kernel import (CONVERGED, MAX_ITERATIONS, NUMERICAL_FAILURE, rcc1_barrier_rows,
+from .._rcc1_kernel import (CONVERGED, NUMERICAL_FAILURE, certify_rows, rcc1_barrier_rows,
                             rcc1_segment_rows)
 from .._validate import as_positive_int, check_choice
 from ..results import Status
@@ -170,24 +170,6 @@ def rcc1(ctx: Context) -> MethodOutput:
     return MethodOutput(centers, radii, codes, {"alpha": alphas, "eta": etas, "route": route})
 
 
-def _certificate_reliable(W, c, t, alpha) -> bool:
-    """eta = v^T M^{-1} v - alpha^T t is accurate to about eps * scale with
-    ``scale = (sum_i alpha_i |c_i| ||a_i||)^2 + sum_i alpha_i |t_i|`` (the terms before
-    cancellation; M >= I): refuse a certificate that is negative beyond that (impossible for
-    a nonempty set) or that cancels more than 1e8-fold."""
-    if not np.all(np.isfinite(alpha)):
-        return False
-    M = (W.T * alpha) @ W
-    v = W.T @ (alpha * c)
-    try:
-        y = np.linalg.solve(M, v)
-    except np.linalg.LinAlgError:
-        return False
-    eta = float(v @ y - alpha @ t)
-    scale = float(np.abs(alpha * c) @ np.linalg.norm(W, axis=1)) ** 2 + float(np.abs(alpha) @ np.abs(t))
-    return eta >= -1e-12 * (1.0 + scale) and scale <= 1e8 * (1.0 + abs(eta))
-
-
 def _rcc1_numba(ctx, rows, centers, radii, codes, alphas, etas, route):
     """The compiled solvers on ``rows``: the closed form when ``p = 1``, else the barrier
     kernel over the whole batch on all cores; eta is certified from alpha as for cvxpy."""
@@ -211,30 +193,33 @@ def _rcc1_numba(ctx, rows, centers, radii, codes, alphas, etas, route):
         chunk = max(1, min(ctx.options["warm_chunk"], rows.size // 8))
         rcc1_barrier_rows(W, C, T, A, its, state, 1e-10, 150, chunk)
         label = "numba barrier ({} Newton steps)"
+    Alpha, X, Eta = A.copy(), np.full_like(C, np.nan), np.full(rows.size, np.nan)
+    reliable = np.zeros(rows.size, dtype=np.bool_)
+    certify_rows(W, np.ascontiguousarray(Q), prob.mid, prob.lo, prob.hi, Alpha, X, Eta, reliable)
+    reliable &= state == CONVERGED
+    if prob.p == 1:  # the dual weights must reproduce the bisection's u*
+        far = np.linalg.norm(X - Q - np.outer(ustar, W[:, 0]), axis=1)
+        reliable &= far <= 1e-9 * (1.0 + np.linalg.norm(Q, axis=1))
     for j, k in enumerate(rows):
-        reliable = state[j] == CONVERGED and _certificate_reliable(prob.W, C[j], T[j], A[j])
-        if reliable and prob.p == 1:  # the dual weights must reproduce the bisection's u*
-            x, _, _ = rcc1_certificate(prob.W, Q[j], prob.lo, prob.hi, A[j])
-            reliable = x is not None and np.linalg.norm(x - Q[j] - W[:, 0] * ustar[j]) <= 1e-9 * (
-                1.0 + np.linalg.norm(Q[j]))
-        if not reliable:
-            # near-degenerate slice (the dual optimum at or near infinity: Newton stalls or
-            # cancels) -- use the reference
-            alpha, status = prob._rcc1_problem("CLARABEL" if prob.p <= 12 else "SCS").solve(Q[j], prob.lo, prob.hi)
-            if alpha is None or status not in ("optimal", "optimal_inaccurate"):
-                codes[k] = Status.SOLVER_ERROR
-                route[k] = "compiled solver failed; cvxpy failed"
-                continue
-            A[j], state[j] = alpha, CONVERGED if status == "optimal" else MAX_ITERATIONS
-            route[k] = "compiled solver unreliable (degenerate slice); cvxpy fallback"
-        else:
+        if reliable[j]:
             route[k] = label.format(its[j])
-        x, eta, alpha = rcc1_certificate(prob.W, Q[j], prob.lo, prob.hi, A[j])
+            centers[k], alphas[k], etas[k] = X[j], Alpha[j], Eta[j]
+            radii[k] = np.sqrt(max(Eta[j], 0.0))
+            continue
+        # near-degenerate slice (the dual optimum at or near infinity: Newton stalls or
+        # cancels) -- use the reference
+        alpha, status = prob._rcc1_problem("CLARABEL" if prob.p <= 12 else "SCS").solve(Q[j], prob.lo, prob.hi)
+        if alpha is None or status not in ("optimal", "optimal_inaccurate"):
+            codes[k] = Status.SOLVER_ERROR
+            route[k] = "compiled solver failed; cvxpy failed"
+            continue
+        route[k] = "compiled solver unreliable (degenerate slice); cvxpy fallback"
+        x, eta, alpha = rcc1_certificate(prob.W, Q[j], prob.lo, prob.hi, alpha)
         if x is None:
             codes[k] = Status.SOLVER_ERROR
             continue
         centers[k], alphas[k], etas[k], radii[k] = x, alpha, eta, np.sqrt(max(eta, 0.0))
-        if state[j] != CONVERGED:
+        if status != "optimal":
             codes[k] = Status.INACCURATE
 
 
