@@ -8,8 +8,10 @@ RCC1 (SPEC §1), in u-space ``x = q + W u``: each box row is one quadratic
     M = W^T D_alpha W,  v = W^T D_alpha (q - m),  t_i = (q_i - lo_i)(q_i - hi_i)
 
 gives ``u = -M^{-1} v``. ``solver="auto"`` (= ``"numba"``) solves it with the compiled
-barrier method of :mod:`chebcenter._rcc1_kernel`; ``"clarabel"`` and ``"scs"`` build the
-cvxpy problem once (Parameters) and are the reference routes. For ANY ``alpha >= 0`` with ``M > I`` one has
+kernels of :mod:`chebcenter._rcc1_kernel`: in closed form when ``p = d - rank A = 1``,
+else by the barrier method, rows in parallel with warm starts inside fixed chunks
+(option ``warm_chunk``); rows the kernels cannot certify go to cvxpy. ``"clarabel"`` and
+``"scs"`` build the cvxpy problem once (Parameters) and are the reference routes. For ANY ``alpha >= 0`` with ``M > I`` one has
 ``max_{x in S_F} ||x - x(alpha)||^2 <= eta(alpha) = v^T M^{-1} v - alpha^T t``,
 so the radius we report is recomputed from the solver's alpha (rescaled to
 make ``M >= I`` hold exactly) and is a certificate independent of the solver's
