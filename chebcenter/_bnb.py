@@ -171,11 +171,13 @@ def bnb_center(prob, q, gap_tol=1e-6, max_nodes=5_000_000, max_rounds=2_000):
     ``info = {"rounds", "nodes", "complete", "working_set"}``. Anytime: every round proves
     ``max_{x in S_F} ||x - c_k|| <= D_k`` for its center c_k, and the center with the
     smallest D_k is returned with ``radius_upper = D_k``; ``radius_lower`` is the MEB dual
-    bound of the working set. ``complete``: ``D <= R (1 + gap_tol)`` was reached before a
-    node or round budget ran out."""
+    bound of the working set. ``complete``: ``D <= R (1 + gap_tol) + 1e-12 (1 + ||hi - lo||)``
+    was reached before a node or round budget ran out."""
     Vr, W = prob.Vr, prob.W
     beta = Vr @ q
     lo, hi = prob.lo, prob.hi
+    # rounding floor for the gap (S_F a point has radius 0: no relative gap can be met)
+    abs_tol = 1e-12 * (1.0 + float(np.linalg.norm(hi - lo)))
     nodes = 0
     # start: a point of S_F (nearly) farthest from q
     x0, _, _, n0, _, _ = farthest_point(Vr, beta, lo, hi, q, -np.inf, max_nodes)
@@ -194,7 +196,7 @@ def bnb_center(prob, q, gap_tol=1e-6, max_nodes=5_000_000, max_rounds=2_000):
         c_u, radius, low_k, sup, n_sup, _ = min_enclosing_ball(U, 200 * (prob.p + 2) + 1000)
         low = max(low, low_k)
         c_x = q + W @ c_u
-        thr = (radius * (1.0 + gap_tol)) ** 2
+        thr = (radius * (1.0 + gap_tol) + abs_tol) ** 2
         x, f, ub, n, done, beyond = farthest_point(Vr, beta, lo, hi, c_x, thr, max_nodes - nodes)
         nodes += n
         if done and np.sqrt(max(ub, radius ** 2)) < best[0]:
@@ -202,7 +204,7 @@ def bnb_center(prob, q, gap_tol=1e-6, max_nodes=5_000_000, max_rounds=2_000):
         if not done or nodes >= max_nodes:
             break
         if f <= thr:  # nothing beyond the threshold: certified
-            complete = best[0] <= low * (1.0 + gap_tol) + 1e-15
+            complete = best[0] <= low * (1.0 + gap_tol) + abs_tol
             break
         # the farthest and up to p more of the points found beyond the ball, farthest first
         # (several cuts per round: far fewer rounds)

@@ -57,6 +57,31 @@ def test_bnb_matches_full_enumeration_and_its_certificate_is_tight(seed):
     assert bnb.in_slice(1e-9)
 
 
+def test_bnb_on_general_boxes_degenerate_slices_and_points():
+    """General boxes, coordinates at their bounds, a nearly free coordinate, and slices that
+    are a single point (radius 0: only the absolute rounding floor can certify it)."""
+    rng = np.random.default_rng(42)
+    for trial in range(40):
+        d = int(rng.integers(2, 11))
+        A = rng.standard_normal((1, d))
+        if trial % 3 == 0:
+            A[0, 0] *= 1e-3
+        lo = rng.uniform(-2, 0.5, d)
+        hi = lo + rng.uniform(0.2, 2, d)
+        x = lo + (hi - lo) * rng.random(d)
+        hits = rng.random(d) < 0.4
+        x[hits] = np.where(rng.random(hits.sum()) < 0.5, lo[hits], hi[hits])
+        P = cc.BoxSlice(A, lo, hi)
+        enum = P.center(A @ x, method="exact", algorithm="enumerate")
+        bnb = P.center(A @ x, method="exact", algorithm="bnb", gap_tol=1e-10)
+        assert bnb.status is cc.Status.OPTIMAL, trial
+        assert bnb.extras["radius_lower"] <= enum.radius + 1e-9 <= bnb.radius + 2e-9
+        assert bnb.radius == pytest.approx(enum.radius, rel=1e-9, abs=1e-11)
+    point = cc.BoxSlice([[1.0, 1.0, 1.0]]).center([3.0], method="exact", algorithm="bnb")
+    assert point.status is cc.Status.OPTIMAL and point.radius <= 1e-11
+    np.testing.assert_allclose(point.center, [1.0, 1.0, 1.0], atol=1e-12)
+
+
 def test_bnb_with_several_equations_uses_highs_and_agrees():
     rng = np.random.default_rng(7)
     A = rng.standard_normal((2, 7))
