@@ -91,6 +91,9 @@ def enumerate_vertices(Vr, beta, lo, hi, capacity, feas_tol, pivot_tol):
     binv = np.empty((r, r))
     nonbasic = np.empty(p, dtype=np.int64)
     G = np.empty((r, p))
+    G_sorted = np.empty((r, p))
+    nb_sorted = np.empty(p, dtype=np.int64)
+    influence = np.empty(p)
     x0 = np.empty(r)
     choice = np.full(p + 1, -1, dtype=np.int64)
     cur = np.empty((p + 1, r))
@@ -118,6 +121,24 @@ def enumerate_vertices(Vr, beta, lo, hi, capacity, feas_tol, pivot_tol):
                     for k in range(r):
                         s += binv[a, k] * Vr[k, nonbasic[jj]]
                     G[a, jj] = s
+            # with several basic coordinates, branch first on the nonbasic coordinates that
+            # move them most: the reachability test below then prunes at shallow depth
+            # (measured 1.7-2x faster at r = 5; with r = 1 every leaf is a vertex and the
+            # reordering only costs, 2x slower at d = 16)
+            for jj in range(p if r >= 2 else 0):
+                m_ = 0.0
+                for a in range(r):
+                    m_ = max(m_, abs(G[a, jj]))
+                influence[jj] = -m_ * (hi[nonbasic[jj]] - lo[nonbasic[jj]])
+            order = np.argsort(influence) if r >= 2 else np.arange(p)
+            for jj in range(p):
+                nb_sorted[jj] = nonbasic[order[jj]]
+                for a in range(r):
+                    G_sorted[a, jj] = G[a, order[jj]]
+            for jj in range(p):
+                nonbasic[jj] = nb_sorted[jj]
+                for a in range(r):
+                    G[a, jj] = G_sorted[a, jj]
             for a in range(r):
                 s = 0.0
                 for k in range(r):
