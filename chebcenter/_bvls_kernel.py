@@ -17,10 +17,9 @@ gelsd's cost on the many small well-posed subproblems.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
-from ._jit import jit, jit_parallel
+from ._jit import jit
 
 __all__ = ["bvls_rows"]
 
@@ -230,12 +229,13 @@ def _bvls_one(A, b, lb, ub, tol, x):
     return it + 1, status
 
 
-@jit_parallel
+@jit
 def bvls_rows(A, B, lb, ub, tol, X, nit, status):
-    """:func:`_bvls_one` for every row of ``B`` on all cores; writes ``X[n]``, the
+    """:func:`_bvls_one` for every row of ``B`` (blocks of rows run on all cores through
+    :func:`chebcenter._jit.row_blocks`); writes ``X[n]``, the
     iteration count and SciPy's status code (0 max iterations, 1 first-order optimality,
     2 cost change below tol, 3 unconstrained solution in the box)."""
-    for n in numba.prange(B.shape[0]):
+    for n in range(B.shape[0]):
         its, code = _bvls_one(A, B[n], lb, ub, tol, X[n])
         nit[n] = its
         status[n] = code

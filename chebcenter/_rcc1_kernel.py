@@ -16,7 +16,7 @@ to the gradient and ``mu (K1 o K1) + mu diag(1/alpha^2)`` to the Hessian,
 
 Every matrix function goes through the project's own Cholesky factorisation, so a
 singular or indefinite matrix is a status code, never an exception: one bad row cannot
-end a batch, and the batch loop runs rows on all cores (``prange``).
+end a batch, and blocks of rows run on all cores (threads; the kernels are ``nogil``).
 
 Path following: start at ``alpha = 2`` (``M = 2 I``, strictly feasible) with ``mu = 1``;
 at each ``mu`` take damped Newton steps (fraction to the boundary, Armijo backtracking on
@@ -29,10 +29,9 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 
-from ._jit import jit, jit_parallel
+from ._jit import jit
 from ._kernels import cholesky_in_place
 
 __all__ = ["certify_rows", "rcc1_barrier_rows", "rcc1_segment_rows", "CONVERGED", "MAX_ITERATIONS", "NUMERICAL_FAILURE"]
@@ -204,20 +203,20 @@ WARM_MIX = 0.9
 WARM_MU = 1e-3
 
 
-@jit_parallel
+@jit
 def rcc1_barrier_rows(W, C, T, Alpha, iterations, status, mu_min, maxit, chunk,
                       mu_factor=MU_FACTOR, centering=CENTERING):
     """Solve the RCC1 dual for every row n (``C[n] = q - m``, ``T[n] = t``); writes
     ``Alpha[n]``, the Newton iteration count and a status code (CONVERGED,
     MAX_ITERATIONS or NUMERICAL_FAILURE).
 
-    Rows are cut into fixed chunks of ``chunk`` rows that run in parallel on all cores
-    (``prange``); inside a chunk each row is warm-started from the previous row's alpha and
+    Rows are cut into fixed chunks of ``chunk`` rows (the caller runs blocks of whole
+    chunks on all cores, :func:`chebcenter._jit.row_blocks`); inside a chunk each row is warm-started from the previous row's alpha and
     re-solved cold (``alpha = 2``, ``mu = 1``) if that fails. The chunks do not depend on
     the number of threads, so neither does the result. ``chunk = 1``: every row cold."""
     n_rows = C.shape[0]
     n_chunks = (n_rows + chunk - 1) // chunk
-    for ch in numba.prange(n_chunks):
+    for ch in range(n_chunks):
         _solve_chunk(W, C, T, Alpha, iterations, status, mu_min, maxit, mu_factor, centering,
                      ch * chunk, min((ch + 1) * chunk, n_rows))
 
@@ -324,10 +323,10 @@ def rcc1_segment_rows(w, C, T, Alpha, Ustar, iterations):
         iterations[n] = _segment_alpha(w, C[n], T[n], Alpha[n], Ustar[n:n + 1])
 
 
-@jit_parallel
+@jit
 def certify_rows(W, Q, mid, lo, hi, Alpha, X, Eta, reliable):
-    """The certificate of :func:`chebcenter.methods.relax.rcc1_certificate` for every row,
-    on all cores: alpha clipped at 0 and scaled by ``1/lambda_min(M)`` when that is below 1,
+    """The certificate of :func:`chebcenter.methods.relax.rcc1_certificate` for every row:
+    alpha clipped at 0 and scaled by ``1/lambda_min(M)`` when that is below 1,
     ``x = q - W M^{-1} v``, ``eta = v^T M^{-1} v - alpha^T t`` (written back: Alpha, X, Eta),
     and a rounding test: eta is accurate to about eps * scale with
     ``scale = (sum_i alpha_i |c_i| ||a_i||)^2 + sum_i alpha_i |t_i|`` (the terms before
@@ -340,7 +339,7 @@ def certify_rows(W, Q, mid, lo, hi, Alpha, X, Eta, reliable):
         for k in range(p):
             s += W[i, k] * W[i, k]
         norms[i] = math.sqrt(s)
-    for n in numba.prange(Q.shape[0]):
+    for n in range(Q.shape[0]):
         alpha = Alpha[n]
         ok = True
         for i in range(d):

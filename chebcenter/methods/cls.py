@@ -20,6 +20,7 @@ import numpy as np
 from scipy.optimize import lsq_linear
 
 from .._bvls_kernel import bvls_rows
+from .._jit import row_blocks
 from .._validate import check_choice
 from ..results import Status
 from . import Context, MethodOutput, MethodSpec
@@ -37,8 +38,9 @@ def cls(ctx: Context) -> MethodOutput:
     if ctx.options["solver"] == "numba":
         X = np.empty((n, prob.d))
         status = np.zeros(n, dtype=np.int64)
-        bvls_rows(np.ascontiguousarray(prob.A, dtype=np.float64), np.ascontiguousarray(ctx.B, dtype=np.float64),
-                  prob.lo, prob.hi, 1e-12, X, iters, status)
+        A = np.ascontiguousarray(prob.A, dtype=np.float64)
+        B = np.ascontiguousarray(ctx.B, dtype=np.float64)
+        row_blocks(n, 1, lambda a, b: bvls_rows(A, B[a:b], prob.lo, prob.hi, 1e-12, X[a:b], iters[a:b], status[a:b]))
         centers = np.clip(X, prob.lo, prob.hi)
         codes[status <= 0] = Status.INACCURATE
         codes[~np.all(np.isfinite(X), axis=1)] = Status.SOLVER_ERROR

@@ -33,6 +33,7 @@ import numpy as np
 from scipy.optimize import nnls
 
 from .._errors import MissingBackendError
+from .._jit import row_blocks
 from .._rcc1_kernel import (CONVERGED, NUMERICAL_FAILURE, certify_rows, rcc1_barrier_rows,
                             rcc1_segment_rows)
 from .._validate import as_positive_int, check_choice
@@ -193,11 +194,14 @@ def _rcc1_numba(ctx, rows, centers, radii, codes, alphas, etas, route):
     else:
         # warm-start chunks of up to warm_chunk rows, but at least 8 chunks for the cores
         chunk = max(1, min(ctx.options["warm_chunk"], rows.size // 8))
-        rcc1_barrier_rows(W, C, T, A, its, state, 1e-10, 150, chunk)
+        row_blocks(rows.size, chunk, lambda a, b: rcc1_barrier_rows(
+            W, C[a:b], T[a:b], A[a:b], its[a:b], state[a:b], 1e-10, 150, chunk))
         label = "numba barrier ({} Newton steps)"
     Alpha, X, Eta = A.copy(), np.full_like(C, np.nan), np.full(rows.size, np.nan)
     reliable = np.zeros(rows.size, dtype=np.bool_)
-    certify_rows(W, np.ascontiguousarray(Q), prob.mid, prob.lo, prob.hi, Alpha, X, Eta, reliable)
+    Qc = np.ascontiguousarray(Q)
+    row_blocks(rows.size, 1, lambda a, b: certify_rows(W, Qc[a:b], prob.mid, prob.lo, prob.hi, Alpha[a:b],
+                                                       X[a:b], Eta[a:b], reliable[a:b]))
     reliable &= state == CONVERGED
     if prob.p == 1:  # the dual weights must reproduce the bisection's u*
         far = np.linalg.norm(X - Q - np.outer(ustar, W[:, 0]), axis=1)
