@@ -30,10 +30,10 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from scipy.optimize import nnls
 
 from .._errors import MissingBackendError
 from .._jit import row_blocks
+from .._nnls_kernel import nnls_rows
 from .._rcc1_kernel import (CONVERGED, NUMERICAL_FAILURE, certify_rows, rcc1_barrier_rows,
                             rcc1_segment_rows)
 from .._validate import as_positive_int, check_choice
@@ -111,15 +111,6 @@ class _Rcc1Problem:
         return self.alpha.value, self.prob.status
 
 
-def _alpha_one_certified(PP, s, tol):
-    """NNLS test of SPEC §1: is alpha = 1 optimal?  ``(P o P) delta = s``, ``delta >= 0``."""
-    if s.size == 0:
-        return True, 0.0
-    delta, res = nnls(PP, s, maxiter=50 * PP.shape[1])
-    scale = max(float(np.linalg.norm(s)), 1e-300)
-    return res <= tol * scale, res / scale
-
-
 def rcc1(ctx: Context) -> MethodOutput:
     """Eldar-Beck-Teboulle relaxed Chebyshev center (see the module docstring)."""
     prob = ctx.problem
@@ -135,23 +126,25 @@ def rcc1(ctx: Context) -> MethodOutput:
     alphas = np.full((n, d), np.nan)
     etas = np.full(n, np.nan)
     route = np.empty(n, dtype=object)
-    PP = prob.null_projector ** 2 if opts["fast_path"] else None
+    PP = np.ascontiguousarray(prob.null_projector ** 2) if opts["fast_path"] else None
     if prob.p == 0:  # a single point: nothing to relax
         return MethodOutput(ctx.Q.copy(), np.zeros(n), codes,
                             {"alpha": np.zeros((n, d)), "eta": np.zeros(n),
                              "route": np.full(n, "unique solution", dtype=object)})
-    todo = []
-    for k in range(n):
-        h = ctx.H[k]
-        if opts["fast_path"] and np.all(h >= lo - prob.box_tol) and np.all(h <= hi + prob.box_tol):
-            hc = np.clip(h, lo, hi)
-            ok, _ = _alpha_one_certified(PP, (hc - lo) * (hi - hc), 1e-10)
-            if ok:
-                centers[k], alphas[k] = h, 1.0
-                etas[k] = ctx.radius_ball[k] ** 2
-                radii[k], route[k] = ctx.radius_ball[k], "alpha=1 (nnls certificate)"
-                continue
-        todo.append(k)
+    one = np.zeros(n, dtype=np.bool_)
+    if opts["fast_path"]:  # the NNLS test of alpha = 1 on rows whose half* point is in the box
+        inside = np.flatnonzero(np.all((ctx.H >= lo - prob.box_tol) & (ctx.H <= hi + prob.box_tol), axis=1))
+        Hc = np.clip(ctx.H[inside], lo, hi)
+        S = np.ascontiguousarray((Hc - lo) * (hi - Hc))
+        ok = np.zeros(inside.size, dtype=np.bool_)
+        res = np.empty(inside.size)
+        row_blocks(inside.size, 1, lambda a, b: nnls_rows(PP, S[a:b], 1e-10, 50 * d, ok[a:b], res[a:b]))
+        one[inside[ok]] = True
+        centers[one], alphas[one] = ctx.H[one], 1.0
+        etas[one] = ctx.radius_ball[one] ** 2
+        radii[one] = ctx.radius_ball[one]
+        route[one] = "alpha=1 (nnls certificate)"
+    todo = np.flatnonzero(~one)
     if solver == "numba":
         _rcc1_numba(ctx, np.array(todo, dtype=np.int64), centers, radii, codes, alphas, etas, route)
         return MethodOutput(centers, radii, codes, {"alpha": alphas, "eta": etas, "route": route})
@@ -206,12 +199,12 @@ def _rcc1_numba(ctx, rows, centers, radii, codes, alphas, etas, route):
     if prob.p == 1:  # the dual weights must reproduce the bisection's u*
         far = np.linalg.norm(X - Q - np.outer(ustar, W[:, 0]), axis=1)
         reliable &= far <= 1e-9 * (1.0 + np.linalg.norm(Q, axis=1))
-    for j, k in enumerate(rows):
-        if reliable[j]:
-            route[k] = label.format(its[j])
-            centers[k], alphas[k], etas[k] = X[j], Alpha[j], Eta[j]
-            radii[k] = np.sqrt(max(Eta[j], 0.0))
-            continue
+    good = rows[reliable]
+    centers[good], alphas[good], etas[good] = X[reliable], Alpha[reliable], Eta[reliable]
+    radii[good] = np.sqrt(np.maximum(Eta[reliable], 0.0))
+    route[good] = [label.format(i) for i in its[reliable]]
+    for j in np.flatnonzero(~reliable):
+        k = rows[j]
         # near-degenerate slice (the dual optimum at or near infinity: Newton stalls or
         # cancels) -- use the reference
         alpha, status = prob._rcc1_problem("CLARABEL" if prob.p <= 12 else "SCS").solve(Q[j], prob.lo, prob.hi)
