@@ -169,17 +169,24 @@ def cholesky_solve(H, rhs, out, n, min_pivot):
     on ``H``; returns False when :func:`cholesky_in_place` fails."""
     if not cholesky_in_place(H, n, min_pivot):
         return False
+    cholesky_substitute(H, rhs, out, n)
+    return True
+
+
+@jit
+def cholesky_substitute(L, rhs, out, n):
+    """Solve ``L L^T z = rhs[:n]`` into ``out`` for a lower factor ``L[:n, :n]`` (as left
+    by :func:`cholesky_in_place`): forward, then backward substitution."""
     for i in range(n):
         t = rhs[i]
         for k in range(i):
-            t -= H[i, k] * out[k]
-        out[i] = t / H[i, i]
+            t -= L[i, k] * out[k]
+        out[i] = t / L[i, i]
     for i in range(n - 1, -1, -1):
         t = out[i]
         for k in range(i + 1, n):
-            t -= H[k, i] * out[k]
-        out[i] = t / H[i, i]
-    return True
+            t -= L[k, i] * out[k]
+        out[i] = t / L[i, i]
 
 
 @jit

@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from ._jit import jit
+from ._kernels import cholesky_substitute
 
 __all__ = ["nnls_rows"]
 
@@ -75,16 +76,9 @@ def _nnls_one(A, G, b, maxiter, x):
         k += 1
         while it < maxiter:
             it += 1
-            for a in range(k):  # L L^T z = Atb[order]
-                t = Atb[order[a]]
-                for c in range(a):
-                    t -= L[a, c] * y[c]
-                y[a] = t / L[a, a]
-            for a in range(k - 1, -1, -1):
-                t = y[a]
-                for c in range(a + 1, k):
-                    t -= L[c, a] * z[c]
-                z[a] = t / L[a, a]
+            for a in range(k):
+                y[a] = Atb[order[a]]
+            cholesky_substitute(L, y, z, k)  # L L^T z = Atb[order]
             positive = True
             for a in range(k):
                 if z[a] <= 0.0:

@@ -32,7 +32,7 @@ import math
 import numpy as np
 
 from ._jit import jit
-from ._kernels import cholesky_in_place
+from ._kernels import cholesky_in_place, cholesky_solve, cholesky_substitute
 
 __all__ = ["certify_rows", "rcc1_barrier_rows", "rcc1_segment_rows", "CONVERGED", "MAX_ITERATIONS", "NUMERICAL_FAILURE"]
 
@@ -85,16 +85,7 @@ def _state(W, c, t, alpha, mu, L, L1, y):
     logdet = 0.0
     for i in range(p):
         logdet += 2.0 * math.log(L1[i, i])
-    for i in range(p):  # forward then backward substitution with L
-        s = v[i]
-        for k in range(i):
-            s -= L[i, k] * y[k]
-        y[i] = s / L[i, i]
-    for i in range(p - 1, -1, -1):
-        s = y[i]
-        for k in range(i + 1, p):
-            s -= L[k, i] * y[k]
-        y[i] = s / L[i, i]
+    cholesky_substitute(L, v, y, p)
     return True, v @ y - alpha @ t - mu * (logdet + logsum)
 
 
@@ -162,34 +153,24 @@ def _regularised_solve(H, rhs, out, n):
     for i in range(n):
         scale = max(scale, abs(H[i, i]))
     Hc = H.copy()
-    if _cholesky_solve_copy(Hc, rhs, out, n):
+    if _finite_solve(Hc, rhs, out, n):
         return True
     delta = 1e-14 * scale
     for _ in range(10):
         Hc[:, :] = H
         for i in range(n):
             Hc[i, i] += delta
-        if _cholesky_solve_copy(Hc, rhs, out, n):
+        if _finite_solve(Hc, rhs, out, n):
             return True
         delta *= 10.0
     return False
 
 
 @jit
-def _cholesky_solve_copy(H, rhs, out, n):
-    """Solve ``H z = rhs`` (SPD) into ``out`` by Cholesky of ``H`` (overwritten)."""
-    if not cholesky_in_place(H, n, 0.0):
+def _finite_solve(H, rhs, out, n):
+    """:func:`chebcenter._kernels.cholesky_solve` (H overwritten) with a finite answer."""
+    if not cholesky_solve(H, rhs, out, n, 0.0):
         return False
-    for i in range(n):
-        s = rhs[i]
-        for k in range(i):
-            s -= H[i, k] * out[k]
-        out[i] = s / H[i, i]
-    for i in range(n - 1, -1, -1):
-        s = out[i]
-        for k in range(i + 1, n):
-            s -= H[k, i] * out[k]
-        out[i] = s / H[i, i]
     for i in range(n):
         if not math.isfinite(out[i]):
             return False
@@ -365,7 +346,7 @@ def certify_rows(W, Q, mid, lo, hi, Alpha, X, Eta, reliable):
         v = W.T @ (alpha * c)
         L = M.copy()
         y = np.empty(p)
-        if not _cholesky_solve_copy(L, v, y, p):
+        if not _finite_solve(L, v, y, p):
             continue
         eta = v @ y - alpha @ t
         X[n] = q - W @ y
