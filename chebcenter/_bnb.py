@@ -78,17 +78,13 @@ def knapsack_lp(g, a, beta, l, u, x):
 
 
 def _node_lp(Vr, beta, g, l, u):
-    """Solve the node LP; returns x (or None if the node is empty)."""
-    if Vr.shape[0] == 1:
-        x = np.empty(l.size)
-        code = knapsack_lp(g, Vr[0], float(beta[0]), l, u, x)
-        return None if code == -2 else x
+    """Solve the node LP with HiGHS (r > 1); returns x (or None if the node is empty)."""
     res = linprog(-g, A_eq=Vr, b_eq=beta, bounds=np.column_stack([l, u]), method="highs")
     return res.x if res.status == 0 else None
 
 
 def farthest_point(Vr, beta, lo, hi, c, threshold, max_nodes, slack=1e-3):
-    if Vr.shape[0] == 1 and max_nodes > 0:
+    if Vr.shape[0] == 1:
         keep = max(2 * Vr.shape[1], 8)
         kept_x = np.zeros((keep, lo.size))
         kept_f = np.full(keep, -np.inf)
@@ -104,6 +100,7 @@ def farthest_point(Vr, beta, lo, hi, c, threshold, max_nodes, slack=1e-3):
 
 
 def _farthest_point_py(Vr, beta, lo, hi, c, threshold, max_nodes, slack=1e-3):
+    """Best-first :func:`farthest_point` with HiGHS node LPs (r > 1)."""
     """Branch and bound for ``max_{x in S_F} ||x - c||^2``.
 
     Nodes whose upper bound is at most ``threshold`` are pruned (the caller only needs to

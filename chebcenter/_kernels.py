@@ -271,13 +271,7 @@ def project_one(c, Vr, beta, lo, hi, x, maxit, tol):
         for k in range(r):
             lam[k] = lam_new[k]
     _dual_value(c, Vr, beta, lo, hi, lam, y, x)
-    gnorm2 = 0.0
-    for k in range(r):
-        s = beta[k]
-        for i in range(d):
-            s -= Vr[k, i] * x[i]
-        gnorm2 += s * s
-    return math.sqrt(gnorm2) <= tol, maxit
+    return _grad_norm(Vr, beta, x) <= tol, maxit
 
 
 @jit

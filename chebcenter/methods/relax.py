@@ -62,22 +62,18 @@ def rcc1_certificate(W, q, lo, hi, alpha):
     ``1/lambda_min(M)`` when ``lambda_min(M) < 1`` so that ``M >= I``; then
     ``x = q - W M^{-1} v`` and ``eta = v^T M^{-1} v - alpha^T t`` with
     ``max_{x' in S_F} ||x' - x||^2 <= eta``. Returns ``(None, nan, alpha)`` if
-    ``M`` is not positive definite.
+    ``M`` is not positive definite. (One row of the batch kernel
+    :func:`chebcenter._rcc1_kernel.certify_rows`.)
     """
-    mid = 0.5 * (lo + hi)
-    alpha = np.maximum(np.asarray(alpha, dtype=np.float64), 0.0)
-    M = (W.T * alpha) @ W
-    lam_min = np.linalg.eigvalsh(M)[0] if M.size else 1.0
-    if not np.isfinite(lam_min) or lam_min <= 1e-12:
-        return None, float("nan"), alpha
-    if lam_min < 1.0:
-        alpha = alpha / lam_min * (1.0 + 1e-14)
-        M = (W.T * alpha) @ W
-    v = W.T @ (alpha * (q - mid))
-    y = np.linalg.solve(M, v)
-    t = (q - lo) * (q - hi)
-    eta = float(v @ y - alpha @ t)
-    return q - W @ y, eta, alpha
+    W = np.ascontiguousarray(W, dtype=np.float64)
+    q = np.asarray(q, dtype=np.float64)
+    Alpha = np.array(alpha, dtype=np.float64, ndmin=2)  # clipped and rescaled in place
+    X = np.full((1, q.size), np.nan)
+    Eta = np.full(1, np.nan)
+    certify_rows(W, q[None, :], 0.5 * (lo + hi), lo, hi, Alpha, X, Eta, np.zeros(1, dtype=np.bool_))
+    if np.isnan(Eta[0]):
+        return None, float("nan"), Alpha[0]
+    return X[0], float(Eta[0]), Alpha[0]
 
 
 class _Rcc1Problem:
