@@ -27,7 +27,7 @@ import heapq
 import numpy as np
 from scipy.optimize import linprog
 
-from ._exact_kernels import min_enclosing_ball
+from ._exact_kernels import certified_ball
 from ._jit import jit
 
 __all__ = ["bnb_center"]
@@ -190,14 +190,14 @@ def bnb_center(prob, q, gap_tol=1e-6, max_nodes=5_000_000, max_rounds=2_000):
     for rounds in range(1, max_rounds + 1):
         P = np.array(points)
         U = np.ascontiguousarray((P - q) @ W)
-        c_u, radius, low_k, sup, n_sup, _ = min_enclosing_ball(U, 200 * (prob.p + 2) + 1000)
+        c_u, radius, low_k, sup, _ = certified_ball(U)
         low = max(low, low_k)
         c_x = q + W @ c_u
         thr = (radius * (1.0 + gap_tol) + abs_tol) ** 2
         x, f, ub, n, done, beyond = farthest_point(Vr, beta, lo, hi, c_x, thr, max_nodes - nodes)
         nodes += n
         if done and np.sqrt(max(ub, radius ** 2)) < best[0]:
-            best = (np.sqrt(max(ub, radius ** 2)), c_x, P[np.sort(sup[:n_sup])])
+            best = (np.sqrt(max(ub, radius ** 2)), c_x, P[sup])
         if not done or nodes >= max_nodes:
             break
         if f <= thr:  # nothing beyond the threshold: certified

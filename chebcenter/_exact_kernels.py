@@ -30,7 +30,7 @@ import numpy as np
 from ._jit import jit
 from ._kernels import cholesky_solve
 
-__all__ = ["enumerate_vertices", "min_enclosing_ball"]
+__all__ = ["enumerate_vertices", "min_enclosing_ball", "certified_ball"]
 
 
 @jit
@@ -369,3 +369,33 @@ def min_enclosing_ball(P, maxit):
             lower2 += w * s
     support = T[:k].copy()
     return c, math.sqrt(radius2), math.sqrt(lower2), support, k, status
+
+
+def certified_ball(P, gap_tol=1e-9):
+    """:func:`min_enclosing_ball` made robust to degenerate supports.
+
+    The walk can stop on an affinely dependent support (cospherical points, common at
+    the vertices of box slices). Its answers are certified both ways (``radius`` encloses
+    every point, ``lower`` is a dual bound), so it is rerun on up to three other point
+    orders (reversed, two fixed permutations) until ``radius - lower <= gap_tol (1 +
+    radius)``. Returns ``(center, radius, lower, support, status)`` where, if no run
+    certifies, ``radius``/``center`` come from the run with the smallest radius, ``lower``
+    is the largest lower bound of all runs and ``status`` is that of the last run (non-zero).
+    """
+    P = np.ascontiguousarray(P, dtype=np.float64)
+    n, dim = P.shape
+    maxit = 200 * (dim + 2) + 1000
+    orders = [None, np.arange(n)[::-1]] + [np.random.default_rng(seed).permutation(n) for seed in (0, 1)]
+    best = None
+    lower = 0.0
+    status = 1
+    for order in orders[:1] if n <= 1 else orders:
+        pts = P if order is None else np.ascontiguousarray(P[order])
+        c, radius, low, sup, k, status = min_enclosing_ball(pts, maxit)
+        support = sup[:k] if order is None else order[sup[:k]]
+        lower = max(lower, low)
+        if best is None or radius < best[1]:
+            best = (c, radius, support)
+        if status == 0 and best[1] - lower <= gap_tol * (1.0 + best[1]):
+            return best[0], best[1], lower, np.sort(best[2]), 0
+    return best[0], best[1], lower, np.sort(best[2]), max(status, 1)

@@ -15,45 +15,60 @@ import numpy as np
 
 from ._jit import jit
 
+#: outcomes of :func:`project_one`
+PROJECTED, EMPTY, UNDECIDED = 0, 1, 2
+
 __all__ = [
+    "EMPTY",
+    "PROJECTED",
+    "UNDECIDED",
     "ball_radii",
     "cholesky_in_place",
     "cholesky_solve",
     "check_rows",
     "clip_rows",
     "prepare_rows",
+    "project_points",
     "project_rows",
 ]
 
 
 @jit
-def prepare_rows(B, A, A_pinv_T, p_mid, lo, hi, Q, H, residual, violation):
-    """Per row n: ``q = A^+ b_n``, ``h = q + P m``, ``res = ||A q - b_n||``,
-    ``viol = max_i max(lo_i - h_i, h_i - hi_i, 0)``.
+def prepare_rows(B, Ur, s_r, Vr, p_mid, lo, hi, Q, H, residual, violation):
+    """Per row n, from the thin SVD ``A = Ur diag(s_r) Vr``: ``c = Ur^T b_n``,
+    ``res = ||b_n - Ur c||`` (the distance of b_n to Col(A)), ``q = Vr^T (c / s_r) = A^+ b_n``,
+    ``h = q + P m``, ``viol = max_i max(lo_i - h_i, h_i - hi_i, 0)``.
 
-    ``A_pinv_T`` is ``(A^+)^T`` (m x d) so the inner loops are axpys over
-    contiguous rows (they vectorise without re-associating sums).
+    Backward stable: only orthogonal factors touch b (no explicit pseudo-inverse, whose
+    entries of size 1/s_min would smear rounding over every coordinate), so the residual
+    is accurate to about eps ||b|| whatever the condition number of A.
     Writes ``Q[n] = q``, ``H[n] = h``, ``residual[n]``, ``violation[n]``.
     """
     n_rows, m = B.shape
-    d = A.shape[1]
+    r, d = Vr.shape
+    c = np.empty(r)
     for n in range(n_rows):
+        b = B[n]
+        for k in range(r):
+            s = 0.0
+            for j in range(m):
+                s += Ur[j, k] * b[j]
+            c[k] = s
+        res = 0.0
+        for j in range(m):
+            t = b[j]
+            for k in range(r):
+                t -= Ur[j, k] * c[k]
+            res += t * t
+        residual[n] = math.sqrt(res)
         q = Q[n]
         for i in range(d):
             q[i] = 0.0
-        for k in range(m):
-            bk = B[n, k]
-            row = A_pinv_T[k]
+        for k in range(r):
+            ck = c[k] / s_r[k]
+            row = Vr[k]
             for i in range(d):
-                q[i] += row[i] * bk
-        res = 0.0
-        for k in range(m):
-            s = -B[n, k]
-            row = A[k]
-            for i in range(d):
-                s += row[i] * q[i]
-            res += s * s
-        residual[n] = math.sqrt(res)
+                q[i] += row[i] * ck
         worst = 0.0
         for i in range(d):
             h = q[i] + p_mid[i]
@@ -212,9 +227,13 @@ def project_one(c, Vr, beta, lo, hi, x, maxit, tol):
     ``beta - Vr x(lam)``. The Newton matrix is ``Vr_F Vr_F^T + mu I`` over the
     free coordinates F; Armijo backtracking, and a gradient step of length 1
     (``Vr`` has orthonormal rows, so ``grad g`` is 1-Lipschitz) if it fails.
-    Returns ``(converged, iterations)``; on convergence ``x`` is the
-    projection and ``||Vr x - beta|| <= tol`` (x lies in the box exactly).
-    An empty set makes the dual unbounded, so the method does not converge.
+    Returns ``(state, iterations)``: PROJECTED (``x`` is the projection, ``||Vr x - beta||
+    <= tol``, x in the box exactly), EMPTY, or UNDECIDED (the iteration budget ran out).
+
+    Emptiness certificate (weak duality): if S_F is nonempty then for every lam,
+    ``g(lam) <= min_{x in S_F} 1/2 ||x - c||^2 <= f_max = 1/2 sum_i max(c_i - lo_i, hi_i - c_i)^2``.
+    An empty S_F makes the dual unbounded, so the Newton iterates soon exhibit a lam with
+    ``g(lam) > f_max`` beyond the rounding error of g; that lam proves S_F empty.
     """
     r, d = Vr.shape
     lam = np.zeros(r)
@@ -223,8 +242,22 @@ def project_one(c, Vr, beta, lo, hi, x, maxit, tol):
     step_dir = np.zeros(r)
     y = np.empty(d)
     H = np.empty((r, r))
+    f_max = 0.0
+    size = 0.0
+    for i in range(d):
+        f_max += 0.5 * max(c[i] - lo[i], hi[i] - c[i]) ** 2
+        size = max(size, abs(lo[i]), abs(hi[i]), abs(c[i]))
+    bsize = 0.0
+    for k in range(r):
+        bsize += abs(beta[k])
     for it in range(maxit):
         g0 = _dual_value(c, Vr, beta, lo, hi, lam, y, x)
+        lsize = 0.0
+        for k in range(r):
+            lsize += abs(lam[k])
+        # rounding of g: its terms are at most f_max and |lam| (|beta| + sqrt(d) size)
+        if g0 > f_max + 1e-10 * (1.0 + f_max + lsize * (bsize + math.sqrt(d) * size)):
+            return EMPTY, it
         gnorm2 = 0.0
         for k in range(r):
             s = beta[k]
@@ -234,7 +267,7 @@ def project_one(c, Vr, beta, lo, hi, x, maxit, tol):
             gnorm2 += s * s
         gnorm = math.sqrt(gnorm2)
         if gnorm <= tol:
-            return True, it
+            return PROJECTED, it
         mu = min(1e-2, gnorm) + 1e-14
         for a in range(r):
             for b in range(a + 1):
@@ -271,14 +304,24 @@ def project_one(c, Vr, beta, lo, hi, x, maxit, tol):
         for k in range(r):
             lam[k] = lam_new[k]
     _dual_value(c, Vr, beta, lo, hi, lam, y, x)
-    return _grad_norm(Vr, beta, x) <= tol, maxit
+    return (PROJECTED if _grad_norm(Vr, beta, x) <= tol else UNDECIDED), maxit
 
 
 @jit
-def project_rows(c, Vr, Beta, lo, hi, X, converged, iterations, maxit, tol):
+def project_rows(c, Vr, Beta, lo, hi, X, state, iterations, maxit, tol):
     """``X[n] = argmin {||x - c|| : Vr x = Beta[n], lo <= x <= hi}`` for every row n
-    (see :func:`project_one`); flags rows that did not converge."""
+    (see :func:`project_one`); ``state[n]`` is PROJECTED, EMPTY or UNDECIDED."""
     for n in range(Beta.shape[0]):
-        ok, its = project_one(c, Vr, Beta[n], lo, hi, X[n], maxit, tol)
-        converged[n] = ok
+        st, its = project_one(c, Vr, Beta[n], lo, hi, X[n], maxit, tol)
+        state[n] = st
+        iterations[n] = its
+
+
+@jit
+def project_points(C, Vr, Beta, lo, hi, X, state, iterations, maxit, tol):
+    """``X[n] = argmin {||x - C[n]|| : Vr x = Beta[n], lo <= x <= hi}``: one point per row
+    (see :func:`project_one`); ``state[n]`` is PROJECTED, EMPTY or UNDECIDED."""
+    for n in range(Beta.shape[0]):
+        st, its = project_one(C[n], Vr, Beta[n], lo, hi, X[n], maxit, tol)
+        state[n] = st
         iterations[n] = its

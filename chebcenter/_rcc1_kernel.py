@@ -305,15 +305,24 @@ def rcc1_segment_rows(w, C, T, Alpha, Ustar, iterations):
 
 
 @jit
-def certify_rows(W, Q, mid, lo, hi, Alpha, X, Eta, reliable):
-    """The certificate of :func:`chebcenter.methods.relax.rcc1_certificate` for every row:
-    alpha clipped at 0 and scaled by ``1/lambda_min(M)`` when that is below 1,
-    ``x = q - W M^{-1} v``, ``eta = v^T M^{-1} v - alpha^T t`` (written back: Alpha, X, Eta),
-    and a rounding test: eta is accurate to about eps * scale with
+def certify_rows(W, Q, mid, lo, hi, Alpha, X, Eta, reliable, delta):
+    """The certificate of :func:`chebcenter.methods.relax.rcc1_certificate` for every row.
+
+    For ANY ``alpha >= 0`` with ``M = W^T D_alpha W >= I`` and every x of the box widened by
+    ``delta`` (``lo - delta <= x <= hi + delta``) on the affine set,
+    ``||x - x(alpha)||^2 <= eta(alpha) = v^T M^{-1} v - alpha^T t``, with
+    ``t_i = (q_i - lo_i + delta)(q_i - hi_i - delta)`` and ``x(alpha) = q - W M^{-1} v``.
+    ``delta`` covers the rounding in q and W (points of the true S_F lie in the widened
+    box on the computed affine set), so eta bounds the true set too. The kernel makes the
+    hypotheses hold in floating point and writes back Alpha (clipped at 0 and scaled by
+    ``1/(lambda_min(M) - margin)`` when ``lambda_min(M)`` is within the eigenvalue
+    rounding ``margin`` of 1, so that M >= I survives that rounding), X and Eta. Eta
+    includes an allowance for its own rounding, ``16 (d + p) eps scale`` with
     ``scale = (sum_i alpha_i |c_i| ||a_i||)^2 + sum_i alpha_i |t_i|`` (the terms before
-    cancellation; M >= I), so a row is reliable when eta is not negative beyond
-    ``1e-12 (1 + scale)`` (impossible for a nonempty set) and cancels at most 1e8-fold."""
+    cancellation). A row is ``reliable`` when eta is not negative beyond that allowance
+    (impossible for a nonempty set) and cancels at most 1e8-fold."""
     d, p = W.shape
+    eps = 2.220446049250313e-16
     norms = np.empty(d)
     for i in range(d):
         s = 0.0
@@ -334,15 +343,21 @@ def certify_rows(W, Q, mid, lo, hi, Alpha, X, Eta, reliable):
             continue
         M = (W.T * alpha) @ W
         lam = np.linalg.eigvalsh(M)[0] if p > 0 else 1.0
-        if not (lam > 1e-12):
+        fro = 0.0
+        for i in range(p):
+            for j in range(p):
+                fro += M[i, j] * M[i, j]
+        margin = 16.0 * (p + 1) * eps * math.sqrt(fro)
+        if not (lam - margin > 1e-12):
             continue
-        if lam < 1.0:
+        if lam - margin < 1.0:
+            f = 1.0 / (lam - margin)
             for i in range(d):
-                alpha[i] = alpha[i] / lam * (1.0 + 1e-14)
+                alpha[i] = alpha[i] * f
             M = (W.T * alpha) @ W
         q = Q[n]
         c = q - mid
-        t = (q - lo) * (q - hi)
+        t = (q - lo + delta) * (q - hi - delta)
         v = W.T @ (alpha * c)
         L = M.copy()
         y = np.empty(p)
@@ -350,11 +365,12 @@ def certify_rows(W, Q, mid, lo, hi, Alpha, X, Eta, reliable):
             continue
         eta = v @ y - alpha @ t
         X[n] = q - W @ y
-        Eta[n] = eta
         s1 = 0.0
         s2 = 0.0
         for i in range(d):
             s1 += abs(alpha[i] * c[i]) * norms[i]
             s2 += abs(alpha[i] * t[i])
         scale = s1 * s1 + s2
-        reliable[n] = eta >= -1e-12 * (1.0 + scale) and scale <= 1e8 * (1.0 + abs(eta))
+        allowance = 16.0 * (d + p) * eps * scale
+        Eta[n] = eta + allowance
+        reliable[n] = eta >= -allowance - 1e-12 and scale <= 1e8 * (1.0 + abs(eta))

@@ -11,8 +11,8 @@ import numpy as np
 
 from ._errors import InvalidInputError
 
-__all__ = ["as_matrix", "as_bounds", "as_rhs", "as_batch_rhs", "check_choice",
-           "as_positive_int", "as_positive_float"]
+__all__ = ["as_matrix", "as_bounds", "as_rhs", "as_batch_rhs", "check_choice", "check_options",
+           "as_bool", "as_positive_int", "as_positive_float"]
 
 
 def _describe(x: Any) -> str:
@@ -22,13 +22,22 @@ def _describe(x: Any) -> str:
 
 
 def _as_float_array(name: str, value: Any) -> np.ndarray:
+    raw = value if isinstance(value, np.ndarray) else None
+    if raw is None:
+        try:
+            raw = np.asarray(value)
+        except (TypeError, ValueError) as exc:
+            raise InvalidInputError(
+                f"{name} must be an array of real numbers; got {_describe(value)}") from exc
+    if np.iscomplexobj(raw):
+        raise InvalidInputError(f"{name} must be real; got complex values ({_describe(raw)})")
+    if raw.dtype.kind in "USMmV":
+        raise InvalidInputError(f"{name} must be an array of real numbers; got {_describe(value)}")
     try:
-        arr = np.array(value, dtype=np.float64, copy=True)
+        arr = np.array(raw, dtype=np.float64, copy=True)
     except (TypeError, ValueError) as exc:
         raise InvalidInputError(
             f"{name} must be an array of real numbers; got {_describe(value)}") from exc
-    if np.iscomplexobj(np.asarray(value)):
-        raise InvalidInputError(f"{name} must be real; got complex values")
     return arr
 
 
@@ -80,15 +89,17 @@ def as_rhs(name: str, value: Any, m: int) -> np.ndarray:
     return arr
 
 
-def as_batch_rhs(name: str, value: Any, m: int) -> np.ndarray:
-    """A finite (N, m) batch of right-hand sides (one per row)."""
+def as_batch_rhs(name: str, value: Any, m: int, allow_nonfinite: bool = False) -> np.ndarray:
+    """An (N, m) batch of right-hand sides (one per row); finite unless ``allow_nonfinite``
+    (then the caller gives non-finite rows their own status)."""
     arr = _as_float_array(name, value)
     if arr.ndim == 1 and m == 1:
         arr = arr.reshape(-1, 1)
     if arr.ndim != 2 or arr.shape[1] != m:
         raise InvalidInputError(
             f"{name} must have shape (N, {m}): one right-hand side per row; got shape {arr.shape}")
-    _check_finite(name, arr)
+    if not allow_nonfinite:
+        _check_finite(name, arr)
     return np.ascontiguousarray(arr)
 
 
@@ -97,6 +108,28 @@ def check_choice(name: str, value: Any, choices) -> str:
     if not isinstance(value, str) or value not in choices:
         raise InvalidInputError(f"{name} must be one of {tuple(choices)}; got {value!r}")
     return value
+
+
+def check_options(spec, options) -> dict:
+    """The method's options: its defaults updated by ``options`` (each validated); an
+    unknown name is an error that lists the allowed ones."""
+    unknown = sorted(set(options) - set(spec.options))
+    if unknown:
+        allowed = ", ".join(sorted(spec.options)) or "none"
+        raise InvalidInputError(
+            f"unknown option(s) {unknown} for method {spec.name!r}; allowed: {allowed}")
+    opts = dict(spec.options)
+    for key, val in options.items():
+        validate = spec.validators.get(key)
+        opts[key] = validate(key, val) if validate else val
+    return opts
+
+
+def as_bool(name: str, value: Any) -> bool:
+    """A real boolean (``True``/``False`` or a NumPy bool), never a truthy string or number."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise InvalidInputError(f"{name} must be True or False; got {_describe(value)}")
 
 
 def as_positive_int(name: str, value: Any) -> int:

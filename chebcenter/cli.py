@@ -17,7 +17,6 @@ import numpy as np
 
 from . import METHODS, BoxSlice
 from .methods import REGISTRY
-from .methods.exact import slice_vertices
 
 
 def _demo(args) -> int:
@@ -28,7 +27,7 @@ def _demo(args) -> int:
     prob = BoxSlice(A)
     print(f"chebcenter demo: A is {args.m} x {args.d} (rank {prob.rank}), {args.n} planted x in [0,1]^{args.d}, seed {args.seed}")
     print("worst = max over the vertices of S_F of ||vertex - estimate|| (the minimax criterion)\n")
-    verts = [slice_vertices(prob, prob.A_pinv @ b, 10**6) for b in B]
+    verts = [prob.vertices(b, 10**6) for b in B]
     header = f"{'method':<10} {'lies in':<8} {'MSE':>10} {'mean worst':>11} {'mean radius':>12} {'status':<18} {'time [s]':>9}"
     print(header)
     print("-" * len(header))

@@ -1,22 +1,256 @@
-"""The factored box slice ``S_F = {x in [lo, hi]^d : A x = b}`` and its dispatcher."""
+"""The factored box slice ``S_F = {x in [lo, hi]^d : A x = b}`` and its dispatcher.
+
+Every call is normalised at the door (``docs/theory.md#invariances``): coordinates with
+``lo_i == hi_i`` are constants and are substituted into ``b``; the free coordinates are
+translated to the box midpoint and divided by the largest half-width ``s``, so the methods
+always see the box ``[-w, w]`` with ``max w = 1``. Centers are mapped back
+(``x = mid + s z``) and radii multiplied by ``s``. For one scalar ``s > 0`` and any
+vector ``t`` the map ``x -> s x + t`` therefore moves every center the same way and
+scales every radius by ``s`` (``ls``, the minimum-norm solution, moves with the scale only:
+its definition depends on the origin).
+
+Before a batch is returned the library checks each OPTIMAL row against its method's
+contract (:meth:`_Core.check_contract`): a center that claims S_F must lie in it; a row
+that fails is moved into S_F (projection) with its radius enlarged by the move and
+reported INACCURATE, with the reason in ``extras["check"]``.
+"""
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any
 
 import numpy as np
 from scipy.optimize import linprog
 
-from . import _kernels as K
+from . import _kernels as kernels
 from ._errors import InvalidInputError
-from ._validate import as_batch_rhs, as_bounds, as_matrix, as_positive_float, as_rhs, check_choice
+from ._validate import (as_batch_rhs, as_bounds, as_matrix, as_positive_float, as_rhs, check_choice,
+                        check_options)
 from .methods import REGISTRY, Context
 from .results import BatchResult, CenterResult, Status
 
 __all__ = ["BoxSlice", "chebyshev_center"]
 
 _PROJECT_MAXIT = 200
+#: a center of an S_F method may leave the box by this much (in units of the largest box
+#: half-width) before clipping; more means the solver did not reach its optimum
+CLIP_TOL = 1e-7
+#: relative residual ||A c - b|| allowed for a center that claims S (backward error, in
+#: units of ||A|| (||c|| + 1) + ||b||)
+MEMBERSHIP_TOL = 1e-9
+_EPS = np.finfo(np.float64).eps
+
+#: how each per-row extra changes unit when the core's answer is mapped back
+_LENGTH_EXTRAS = ("radius_lower", "rhs_residual", "clipped", "moved")
+_SQUARED_EXTRAS = ("eta",)
+_POINT_EXTRAS = ("support", "vertices")
+_COORDINATE_EXTRAS = ("alpha",)
+
+
+class _Core:
+    """The normalised problem the methods see: free coordinates only, box ``[-w, w]``
+    (``max w = 1``, midpoint 0), A factored once by its SVD.
+
+    Attributes used by the methods: ``A`` (m x d), ``lo``, ``hi``, ``mid`` (zeros), ``m``,
+    ``d``, ``rank``, ``p``, ``Vr`` (r x d orthonormal rows), ``W`` (d x p), ``Ur`` (m x r),
+    ``s_r``, ``sigma_max``, ``null_projector``, ``p_mid`` (= P mid = 0), ``origin`` and
+    ``p_origin`` (the user's origin in these coordinates and its null-space part, for
+    ``ls``), ``half_diag_sq``, ``box_tol``, ``cond`` (sigma_max / sigma_r).
+    """
+
+    def __init__(self, A, w, origin, rank_tol, feas_tol):
+        m, d = A.shape
+        if m > 0:
+            U, s, Vt = np.linalg.svd(A, full_matrices=True)
+        else:
+            U, s, Vt = np.zeros((0, 0)), np.zeros(0), np.eye(d)
+        self.sigma_max = float(s[0]) if s.size else 0.0
+        if rank_tol is None:
+            rank_tol = self.sigma_max * max(m, d) * _EPS
+        r = int(np.sum(s > rank_tol))
+        self.A = np.ascontiguousarray(A)
+        self.m, self.d, self.rank, self.p = m, d, r, d - r
+        self.Ur = np.ascontiguousarray(U[:, :r])
+        self.s_r = np.ascontiguousarray(s[:r])
+        self.cond = float(s[0] / s[r - 1]) if r else 1.0
+        self.Vr = np.ascontiguousarray(Vt[:r])
+        W = np.ascontiguousarray(Vt[r:].T)
+        # a coordinate whose row of W is rounding noise is constant on S (determined by
+        # A x = b): its row is set to exactly 0, so no method can lean on a box
+        # constraint that only rounding makes look active (docs/theory.md)
+        self.determined = np.linalg.norm(W, axis=1) <= 64.0 * _EPS * max(m, d)
+        W[self.determined] = 0.0
+        self.W = W
+        self.null_projector = self.W @ self.W.T
+        self.lo, self.hi = -w, w.copy()
+        self.mid = np.zeros(d)
+        self.p_mid = np.zeros(d)
+        self.origin = origin
+        self.p_origin = self.null_projector @ origin
+        self.half_diag_sq = float(w @ w)
+        self.feas_tol = feas_tol
+        self.box_tol = 2.0 * feas_tol
+        self._project_tol = 1e-11 * (1.0 + float(np.linalg.norm(w)))
+        self._cache: dict = {}
+        self._lock = threading.Lock()
+
+    def cached(self, key, build):
+        """Solver state shared by calls on this problem (built once, thread safe)."""
+        with self._lock:
+            if key not in self._cache:
+                self._cache[key] = build()
+            return self._cache[key]
+
+    def q_of(self, b):
+        """``A^+ b`` from the orthogonal factors (stable for any condition number)."""
+        return self.Vr.T @ ((self.Ur.T @ b) / self.s_r) if self.rank else np.zeros(self.d)
+
+    # -- one batch --------------------------------------------------------------------
+    def solve(self, B, extra_scale, spec, opts, on_inconsistent):
+        """Centers of the normalised rows ``B`` (all finite); returns
+        ``(centers, radii, codes, extras)`` in these coordinates."""
+        N, d = B.shape[0], self.d
+        Q, H = np.empty((N, d)), np.empty((N, d))
+        residual, violation = np.empty(N), np.empty(N)
+        kernels.prepare_rows(B, self.Ur, self.s_r, self.Vr, self.p_mid, self.lo, self.hi,
+                             Q, H, residual, violation)
+        codes = np.zeros(N, dtype=np.int8)
+        scale = np.linalg.norm(B, axis=1) + self.sigma_max * np.sqrt(self.half_diag_sq) + extra_scale
+        consistent = residual <= self.feas_tol * np.maximum(scale, 1e-300)
+        if on_inconsistent == "status":
+            codes[~consistent] = Status.INFEASIBLE
+        elif self.rank and not consistent.all():  # the nearest consistent right-hand sides
+            B = (B @ self.Ur) @ self.Ur.T
+        inside = (codes == Status.OPTIMAL) & (violation <= self.box_tol)
+        outside, proj_out, feasible_out = self._project_outside(Q, codes == Status.OPTIMAL, inside)
+        codes[outside[~feasible_out]] = Status.INFEASIBLE
+        rows = np.flatnonzero(codes == Status.OPTIMAL)
+        every = rows.size == N
+        extras: dict[str, Any] = {"rhs_residual": residual}
+        centers, radii = np.full((N, d), np.nan), np.full(N, np.nan)
+        if rows.size:
+            take = (lambda a: a) if every else (lambda a: a[rows])
+            ball = np.empty(rows.size)
+            Hr = take(H)
+            kernels.ball_radii(Hr, self.mid, self.half_diag_sq, ball)
+            pos = np.full(N, -1, dtype=np.int64)
+            pos[rows] = np.arange(rows.size)
+            ctx = Context(self, rows, take(B), take(Q), Hr, ball, opts,
+                          outside=pos[outside[feasible_out]], proj_outside=proj_out[feasible_out])
+            out = spec.func(ctx)
+            if self.p == 0:  # S_F = {q}: every method returns it, radius 0
+                ok = out.codes <= Status.INACCURATE
+                out.centers[ok] = ctx.Q[ok]
+                out.radii[ok] = 0.0
+            codes[rows], centers[rows], radii[rows] = out.codes, out.centers, out.radii
+            for key, val in out.extras.items():
+                extras[key] = val if every else _scatter(val, rows, N)
+        bad = codes > Status.INACCURATE
+        centers[bad] = np.nan
+        radii[bad] = np.nan
+        if spec.lies_in in ("S_F", "S"):
+            self.check_contract(spec, B, centers, radii, codes, extras)
+        return centers, radii, codes, extras
+
+    def check_contract(self, spec, B, centers, radii, codes, extras):
+        """Hold every row to its method's promise (in place).
+
+        * ``lies_in == "S_F"``: the center left the box by at most CLIP_TOL before clipping
+          and ``||A c - b|| <= MEMBERSHIP_TOL (||A|| (||c|| + 1) + ||b||)`` after it. A row
+          that fails is projected onto S_F (compiled dual Newton), its radius grows by the
+          distance moved (``extras["moved"]``; the triangle inequality keeps it a bound)
+          and an OPTIMAL status becomes INACCURATE.
+        * ``lies_in == "S"``: the residual test alone; a failing row becomes INACCURATE.
+        """
+        ok = np.flatnonzero(codes <= Status.INACCURATE)
+        reason = np.full(codes.size, None, dtype=object)
+        if spec.lies_in == "S_F":
+            clipped = np.zeros(codes.size)
+            before = centers[ok]
+            after = np.clip(before, self.lo, self.hi)
+            clipped[ok] = np.max(np.abs(after - before), axis=1, initial=0.0)
+            centers[ok] = after
+            extras["clipped"] = clipped
+        res = np.full(codes.size, np.nan)
+        viol = np.full(codes.size, np.nan)
+        kernels.check_rows(centers, self.A, B, self.lo, self.hi, res, viol)
+        norms = np.linalg.norm(centers[ok], axis=1)
+        tol = MEMBERSHIP_TOL * (self.sigma_max * (norms + 1.0) + np.linalg.norm(B[ok], axis=1))
+        off = ok[res[ok] > tol]
+        if spec.lies_in == "S_F":
+            far = ok[clipped[ok] > CLIP_TOL]
+            reason[far] = "the solver's center left the box (moved into S_F)"
+            reason[off] = "the center was off A x = b (moved into S_F)"
+            fix = np.union1d(far, off)
+            if fix.size:
+                self._move_into_slice(B, centers, radii, codes, fix, reason, extras)
+        else:
+            reason[off] = "the center is off A x = b beyond rounding"
+        failed = reason != None  # noqa: E711  (object array)
+        codes[failed & (codes == Status.OPTIMAL)] = Status.INACCURATE
+        earlier = extras.get("check")  # the method's own findings come first
+        if earlier is not None:
+            both = [a if b is None else (b if a is None else f"{a}; {b}") for a, b in zip(earlier, reason)]
+            reason = np.array(both + [None], dtype=object)[:-1]
+        if failed.any() or earlier is not None:
+            extras["check"] = reason
+
+    def _move_into_slice(self, B, centers, radii, codes, fix, reason, extras):
+        """Project the failing centers onto S_F; radius += distance moved."""
+        moved = extras.setdefault("moved", np.zeros(codes.size))
+        Beta = np.ascontiguousarray(B[fix] @ self.Ur / self.s_r) if self.rank else np.zeros((fix.size, 0))
+        C = np.ascontiguousarray(centers[fix])
+        X = np.empty_like(C)
+        state = np.zeros(fix.size, dtype=np.int64)
+        its = np.zeros(fix.size, dtype=np.int64)
+        kernels.project_points(C, self.Vr, Beta, self.lo, self.hi, X, state, its,
+                               _PROJECT_MAXIT, self._project_tol)
+        done = state == kernels.PROJECTED
+        shift = np.linalg.norm(X - C, axis=1)
+        good, lost = fix[done], fix[~done]
+        centers[good] = X[done]
+        radii[good] += shift[done]
+        moved[good] = shift[done]
+        centers[lost] = np.nan
+        radii[lost] = np.nan
+        codes[lost] = Status.SOLVER_ERROR
+        reason[lost] = "the solver's center was off S_F and could not be moved into it"
+
+    def _project_outside(self, Q, candidates, inside):
+        """Decide S_F != {} for the candidate rows whose half* point is outside the box.
+
+        Rows with h in the box are feasible (h is the projection of the midpoint onto
+        S_F). The others go to the compiled dual Newton projection, which either
+        projects, or certifies emptiness (a dual point above the largest primal value);
+        only a row it leaves undecided is given to an LP (HiGHS). A feasible row it could
+        not project keeps a NaN projection for the method. Returns ``(outside, proj,
+        feasible)`` over the outside rows.
+        """
+        outside = np.flatnonzero(candidates & ~inside)
+        X = np.full((outside.size, self.d), np.nan)
+        feasible = np.zeros(outside.size, dtype=bool)
+        if outside.size == 0 or self.p == 0:  # p = 0: the unique solution is outside
+            return outside, X, feasible
+        beta = np.ascontiguousarray(Q[outside] @ self.Vr.T)
+        state = np.zeros(outside.size, dtype=np.int64)
+        iters = np.zeros(outside.size, dtype=np.int64)
+        kernels.project_rows(self.mid, self.Vr, beta, self.lo, self.hi, X, state, iters,
+                             _PROJECT_MAXIT, self._project_tol)
+        feasible[state == kernels.PROJECTED] = True
+        X[state != kernels.PROJECTED] = np.nan
+        for k in np.flatnonzero(state == kernels.UNDECIDED):
+            feasible[k] = self._lp_feasible(beta[k])
+        return outside, X, feasible
+
+    def _lp_feasible(self, beta):
+        """Is ``{x : Vr x = beta, lo <= x <= hi}`` nonempty? (HiGHS LP)"""
+        lo = self.lo - self.box_tol
+        hi = self.hi + self.box_tol
+        res = linprog(np.zeros(self.d), A_eq=self.Vr, b_eq=beta,
+                      bounds=list(zip(lo, hi)), method="highs")
+        return res.status == 0
 
 
 class BoxSlice:
@@ -33,19 +267,21 @@ class BoxSlice:
     A : array_like, shape (m, d)
         The shared system matrix (m = 0 rows is allowed: then S_F is the box).
     lo, hi : float or array_like, shape (d,)
-        Box bounds, ``lo <= hi`` (equal bounds fix a coordinate).
+        Box bounds, ``lo <= hi``. A coordinate with ``lo_i == hi_i`` is a constant: it is
+        substituted into ``b`` and removed before any method runs.
     rank_tol : float, optional
-        Singular values ``<= rank_tol`` count as zero. Default
-        ``sigma_max * max(m, d) * eps`` (NumPy's ``matrix_rank`` rule).
+        Singular values of ``A`` restricted to the free coordinates that are
+        ``<= rank_tol`` count as zero. Default ``sigma_max * max(m, d) * eps``
+        (NumPy's ``matrix_rank`` rule).
     feas_tol : float, default 1e-9
-        Relative tolerance for "b is consistent" (``||A A^+ b - b|| <=
-        feas_tol * (||b|| + sigma_max ||max(|lo|, |hi|)||)``) and for box
-        membership (``feas_tol * (1 + max(|lo|, |hi|))``).
+        Relative tolerance of the consistency test ``dist(b, Col A) <= feas_tol *
+        (||b|| + ||A|| ||x-scale||)`` and of box membership (in units of the largest box
+        half-width).
 
     Attributes
     ----------
     rank, p : int
-        ``r = rank(A)`` and the null-space dimension ``p = d - r``.
+        ``r = rank(A)`` and ``p = d - r`` (of the full A, as given).
     Vr : ndarray, shape (r, d)
         Orthonormal basis of Row(A) (leading right singular vectors).
     W : ndarray, shape (d, p)
@@ -53,6 +289,15 @@ class BoxSlice:
     A_pinv : ndarray, shape (d, m)
     null_projector : ndarray, shape (d, d)
         ``P = I - A^+ A = W W^T``.
+    fixed : ndarray of bool, shape (d,)
+        The coordinates with ``lo == hi``.
+    scale : float
+        The largest half-width of the free coordinates (the unit the methods work in).
+
+    Notes
+    -----
+    The methods run on the normalised problem described in the module docstring; see
+    ``docs/theory.md`` for why this makes every answer independent of the units.
 
     Examples
     --------
@@ -71,35 +316,47 @@ class BoxSlice:
         m, d = A.shape
         lo_a, hi_a = as_bounds(lo, hi, d)
         self.feas_tol = as_positive_float("feas_tol", feas_tol)
-        if m > 0:
-            U, s, Vt = np.linalg.svd(A, full_matrices=True)
-        else:
-            U, s, Vt = np.zeros((0, 0)), np.zeros(0), np.eye(d)
-        self.sigma_max = float(s[0]) if s.size else 0.0
-        if rank_tol is None:
-            rank_tol = self.sigma_max * max(m, d) * np.finfo(np.float64).eps
-        else:
+        if rank_tol is not None:
+            if isinstance(rank_tol, (bool, str)) or not np.isscalar(rank_tol) or np.iscomplexobj(rank_tol):
+                raise InvalidInputError(f"rank_tol must be a real number >= 0 or None; got {rank_tol!r}")
             rank_tol = float(rank_tol)
             if not np.isfinite(rank_tol) or rank_tol < 0:
                 raise InvalidInputError(f"rank_tol must be a finite number >= 0; got {rank_tol!r}")
         self.rank_tol = rank_tol
-        r = int(np.sum(s > rank_tol))
         self.A, self.lo, self.hi = A, lo_a, hi_a
-        self.m, self.d, self.rank, self.p = m, d, r, d - r
+        self.m, self.d = m, d
+        # the full A's factors (public; the theory functions use them)
+        if m > 0:
+            U, s, Vt = np.linalg.svd(A, full_matrices=True)
+        else:
+            U, s, Vt = np.zeros((0, 0)), np.zeros(0), np.eye(d)
+        tol = s[0] * max(m, d) * _EPS if (rank_tol is None and s.size) else (rank_tol or 0.0)
+        r = int(np.sum(s > tol))
+        self.rank, self.p = r, d - r
         self.singular_values = s
+        self.sigma_max = float(s[0]) if s.size else 0.0
         self.Vr = np.ascontiguousarray(Vt[:r])
         self.W = np.ascontiguousarray(Vt[r:].T)
         self.A_pinv = np.ascontiguousarray((self.Vr.T / s[:r]) @ U[:, :r].T) if r else np.zeros((d, m))
-        self._A_pinv_T = np.ascontiguousarray(self.A_pinv.T)
         self.null_projector = self.W @ self.W.T
         self.mid = 0.5 * (lo_a + hi_a)
         self.p_mid = self.null_projector @ self.mid
         self.half_diag_sq = float(np.sum((0.5 * (hi_a - lo_a)) ** 2))
-        bound = np.maximum(np.abs(lo_a), np.abs(hi_a))
-        self.box_tol = self.feas_tol * (1.0 + float(bound.max()))
-        self._rhs_scale = self.sigma_max * float(np.linalg.norm(bound))
-        self._project_tol = 1e-11 * (1.0 + float(np.linalg.norm(bound)))
-        self._rcc1_cache: dict = {}
+        self.box_tol = self.feas_tol * (1.0 + float(np.max(np.maximum(np.abs(lo_a), np.abs(hi_a)))))
+        # the normalisation: constants out, free coordinates to [-w, w] with max w = 1
+        self.fixed = lo_a == hi_a
+        self._free = np.flatnonzero(~self.fixed)
+        half = 0.5 * (hi_a - lo_a)
+        self.scale = float(half[self._free].max()) if self._free.size else 1.0
+        self._shift = np.where(self.fixed, lo_a, self.mid)
+        self._offset = A @ self._shift if m else np.zeros(0)
+        self._offset_norm = float(np.linalg.norm(self._offset))
+        self._core = None
+        if self._free.size:
+            w = half[self._free] / self.scale
+            origin = -self._shift[self._free] / self.scale
+            self._core = _Core(np.ascontiguousarray(A[:, self._free]), w, origin,
+                               None if rank_tol is None else rank_tol, self.feas_tol)
 
     def __repr__(self) -> str:
         return f"BoxSlice(m={self.m}, d={self.d}, rank={self.rank}, p={self.p})"
@@ -113,7 +370,7 @@ class BoxSlice:
         ----------
         b : array_like, shape (m,)
         method : str
-            One of :data:`chebcenter.METHODS`; see the README's method table.
+            One of :data:`chebcenter.METHODS`; see ``docs/chebcenter.md``.
         on_inconsistent : {"status", "project"}
             What to do when ``A x = b`` has no solution: ``"status"`` reports
             INFEASIBLE with a NaN center; ``"project"`` replaces b by its
@@ -145,83 +402,69 @@ class BoxSlice:
         """Centers for a batch ``B`` of shape (N, m), one right-hand side per row.
 
         The factorisation is shared; closed forms run as compiled batch kernels.
-        A row that is infeasible or fails gets its own status; the batch never
-        stops on it. See :meth:`center` for the arguments.
+        A row that is infeasible or fails gets its own status; a row of B that is not
+        finite gets INVALID_INPUT; the batch never stops on one row. An empty batch
+        (N = 0) returns empty arrays. See :meth:`center` for the arguments.
 
         Examples
         --------
         >>> import numpy as np, chebcenter as cc
         >>> P = cc.BoxSlice([[1.0, 1.0]])
-        >>> br = P.centers(np.array([[1.0], [0.5], [3.0]]), method="rcc2")
+        >>> br = P.centers(np.array([[1.0], [0.5], [3.0], [np.nan]]), method="rcc2")
         >>> br.centers.round(3).tolist()[:2], br.counts()
-        ([[0.5, 0.5], [0.25, 0.25]], {'OPTIMAL': 2, 'INFEASIBLE': 1})
+        ([[0.5, 0.5], [0.25, 0.25]], {'OPTIMAL': 2, 'INFEASIBLE': 1, 'INVALID_INPUT': 1})
         """
         method = check_choice("method", method, REGISTRY)
         spec = REGISTRY[method]
         on_inconsistent = check_choice("on_inconsistent", on_inconsistent, ("status", "project"))
-        opts = self._method_options(spec, options)
-        B = as_batch_rhs("B", B, self.m)
+        opts = check_options(spec, options)
+        B = as_batch_rhs("B", B, self.m, allow_nonfinite=True)
         t0 = time.perf_counter()
         N, d = B.shape[0], self.d
-        Q, H, residual, violation = self._prepare(B)
-        codes = np.zeros(N, dtype=np.int8)
-        scale = np.linalg.norm(B, axis=1) + self._rhs_scale
-        consistent = residual <= self.feas_tol * np.maximum(scale, 1e-300)
-        if on_inconsistent == "status":
-            codes[~consistent] = Status.INFEASIBLE
-        inside = codes == Status.OPTIMAL
-        inside &= violation <= self.box_tol
-        outside, proj_out, feasible_out = self._project_outside(Q, codes == Status.OPTIMAL, inside)
-        codes[outside[~feasible_out]] = Status.INFEASIBLE
-        rows = np.flatnonzero(codes == Status.OPTIMAL)
-        every = rows.size == N
-
-        def take(a):
-            return a if every else a[rows]
-
-        extras: dict[str, Any] = {"rhs_residual": residual}
-        if every:
-            centers = radii = None
-        else:
-            centers, radii = np.full((N, d), np.nan), np.full(N, np.nan)
-        if rows.size:
-            ball = np.empty(rows.size)
-            Hr = take(H)
-            K.ball_radii(Hr, self.mid, self.half_diag_sq, ball)
-            pos = np.full(N, -1, dtype=np.int64)
-            pos[rows] = np.arange(rows.size)
-            ctx = Context(self, rows, take(B), take(Q), Hr, ball, opts,
-                          outside=pos[outside[feasible_out]], proj_outside=proj_out[feasible_out])
-            out = spec.func(ctx)
-            if self.p == 0:  # S_F = {q}: every method returns it, radius 0 (SPEC §1)
-                ok = out.codes <= Status.INACCURATE
-                out.centers[ok] = ctx.Q[ok]
-                out.radii[ok] = 0.0
-            if every:
-                codes, centers, radii = out.codes, out.centers, out.radii
-            else:
-                codes[rows], centers[rows], radii[rows] = out.codes, out.centers, out.radii
-            for key, val in out.extras.items():
-                extras[key] = val if every else _scatter(val, rows, N)
-        bad = codes > Status.INACCURATE
-        if bad.any():
-            centers[bad] = np.nan
-            radii[bad] = np.nan
-        if spec.in_feasible_set:
-            clipped = np.zeros(N)
-            ok_rows = np.flatnonzero(~bad)
-            for start in range(0, ok_rows.size, 65536):  # bounded temporaries
-                idx = ok_rows[start:start + 65536]
-                before = centers[idx]
-                after = np.clip(before, self.lo, self.hi)
-                clipped[idx] = np.max(np.abs(after - before), axis=1, initial=0.0)
-                centers[idx] = after
-            extras["clipped"] = clipped
-        res_out = residual.copy()
+        finite = np.all(np.isfinite(B), axis=1)
+        good = np.flatnonzero(finite)
+        every = good.size == N
+        Bg = B if every else B[good]
+        centers = np.full((N, d), np.nan)
+        radii = np.full(N, np.nan)
+        codes = np.full(N, Status.INVALID_INPUT, dtype=np.int8)
+        extras: dict[str, Any] = {}
+        if good.size:
+            zc, rc, cc_, ex = self._solve_normalised(Bg, spec, opts, on_inconsistent)
+            rows = slice(None) if every else good
+            centers[rows], radii[rows], codes[rows] = zc, rc, cc_
+            for key, val in ex.items():
+                extras[key] = val if every else _scatter(val, good, N)
+        elif spec is not None:
+            extras["rhs_residual"] = np.full(N, np.nan)
+        residuals = np.full(N, np.nan)
         box_viol = np.full(N, np.nan)
-        K.check_rows(centers, self.A, B, self.lo, self.hi, res_out, box_viol)
+        if N:
+            Bc = np.where(finite[:, None], B, 0.0)
+            kernels.check_rows(centers, self.A, Bc, self.lo, self.hi, residuals, box_viol)
+            if not every:
+                residuals[~finite] = np.nan
         return BatchResult(centers, radii, codes, method, time.perf_counter() - t0,
-                           res_out, box_viol, extras)
+                           residuals, box_viol, extras)
+
+    def vertices(self, b: Any, max_vertices: int = 1_000_000):
+        """The vertices of S_F for one right-hand side, one per row (None past ``max_vertices``).
+
+        Examples
+        --------
+        >>> import chebcenter as cc
+        >>> cc.BoxSlice([[1.0, 1.0]]).vertices([1.0]).tolist()
+        [[1.0, 0.0], [0.0, 1.0]]
+        """
+        from .methods.exact import slice_vertices
+
+        b = as_rhs("b", b, self.m)
+        if self._core is None:
+            return self.lo[None, :].copy()
+        core = self._core
+        bc = (b - self._offset) / self.scale
+        V = slice_vertices(core, core.q_of(bc), max_vertices)
+        return None if V is None else self._to_original(V)
 
     def to_polytope(self, b: Any = None):
         """This slice for one right-hand side as a general :class:`chebcenter.Polytope`
@@ -244,64 +487,51 @@ class BoxSlice:
         return Polytope(G, np.concatenate([self.hi, -self.lo]), self.A if self.m else None, b if self.m else None)
 
     # -- internals --------------------------------------------------------------------
-    def _method_options(self, spec, options):
-        unknown = sorted(set(options) - set(spec.options))
-        if unknown:
-            allowed = ", ".join(sorted(spec.options)) or "none"
-            raise InvalidInputError(
-                f"unknown option(s) {unknown} for method {spec.name!r}; allowed: {allowed}")
-        opts = dict(spec.options)
-        for key, val in options.items():
-            validate = spec.validators.get(key)
-            opts[key] = validate(key, val) if validate else val
-        return opts
+    def _to_original(self, Z):
+        """Points of the normalised problem (rows) in the user's coordinates."""
+        X = np.broadcast_to(self._shift, Z.shape[:-1] + (self.d,)).copy()
+        X[..., self._free] += self.scale * Z
+        return X
 
-    def _prepare(self, B):
-        N, d = B.shape[0], self.d
-        Q, H = np.empty((N, d)), np.empty((N, d))
-        residual, violation = np.empty(N), np.empty(N)
-        K.prepare_rows(B, self.A, self._A_pinv_T, self.p_mid, self.lo, self.hi,
-                       Q, H, residual, violation)
-        return Q, H, residual, violation
+    def _solve_normalised(self, B, spec, opts, on_inconsistent):
+        """Normalise the finite rows B, solve on the core, map the answers back."""
+        N = B.shape[0]
+        if self._core is None:  # every coordinate fixed: S_F is {lo} or empty
+            res = np.linalg.norm(B - self._offset, axis=1)
+            scale = np.linalg.norm(B, axis=1) + self._offset_norm
+            inside = res <= self.feas_tol * np.maximum(scale, 1e-300)
+            if on_inconsistent == "project":
+                inside[:] = True
+            centers = np.where(inside[:, None], self.lo, np.nan)
+            codes = np.where(inside, Status.OPTIMAL, Status.INFEASIBLE).astype(np.int8)
+            return centers, np.where(inside, 0.0, np.nan), codes, {"rhs_residual": res}
+        core, s = self._core, self.scale
+        Bc = np.ascontiguousarray((B - self._offset) / s)
+        extra = (np.linalg.norm(B, axis=1) + self._offset_norm) / s
+        Z, radii, codes, extras = core.solve(Bc, extra, spec, opts, on_inconsistent)
+        centers = self._to_original(Z)
+        radii = radii * s
+        mapped = {}
+        for key, val in extras.items():
+            if key in _LENGTH_EXTRAS:
+                val = val * s
+            elif key in _SQUARED_EXTRAS:
+                val = val * s * s
+            elif key in _POINT_EXTRAS:
+                val = _map_objects(val, self._to_original)
+            elif key in _COORDINATE_EXTRAS:
+                full = np.zeros((N, self.d))
+                full[:, self._free] = val
+                val = full
+            mapped[key] = val
+        return centers, radii, codes, mapped
 
-    def _project_outside(self, Q, candidates, inside):
-        """Decide S_F != {} for the candidate rows whose half* point is outside the box.
 
-        Rows with h in the box are feasible (h is the projection of the
-        midpoint onto S_F). The others go to the compiled dual Newton
-        projection; a row where it does not converge is decided by an LP
-        (HiGHS) and, if feasible, keeps a NaN projection for the method.
-        Returns ``(outside, proj, feasible)`` over the outside rows.
-        """
-        outside = np.flatnonzero(candidates & ~inside)
-        X = np.full((outside.size, self.d), np.nan)
-        feasible = np.zeros(outside.size, dtype=bool)
-        if outside.size == 0 or self.p == 0:  # p = 0: the unique solution is outside
-            return outside, X, feasible
-        beta = np.ascontiguousarray(Q[outside] @ self.Vr.T)
-        conv = np.zeros(outside.size, dtype=np.bool_)
-        iters = np.zeros(outside.size, dtype=np.int64)
-        K.project_rows(self.mid, self.Vr, beta, self.lo, self.hi, X, conv, iters,
-                       _PROJECT_MAXIT, self._project_tol)
-        feasible[conv] = True
-        X[~conv] = np.nan
-        for k in np.flatnonzero(~conv):
-            feasible[k] = self._lp_feasible(beta[k])
-        return outside, X, feasible
-
-    def _lp_feasible(self, beta):
-        """Is ``{x : Vr x = beta, lo <= x <= hi}`` nonempty? (HiGHS LP)"""
-        lo = self.lo - self.box_tol
-        hi = self.hi + self.box_tol
-        res = linprog(np.zeros(self.d), A_eq=self.Vr, b_eq=beta,
-                      bounds=list(zip(lo, hi)), method="highs")
-        return res.status == 0
-
-    def _rcc1_problem(self, solver):
-        if solver not in self._rcc1_cache:
-            from .methods.relax import _Rcc1Problem
-            self._rcc1_cache[solver] = _Rcc1Problem(self.W, solver)
-        return self._rcc1_cache[solver]
+def _map_objects(values, fn):
+    out = np.empty(values.shape[0], dtype=object)
+    for k, v in enumerate(values):
+        out[k] = None if v is None else fn(np.asarray(v))
+    return out
 
 
 def _scatter(values: np.ndarray, rows: np.ndarray, n: int) -> np.ndarray:

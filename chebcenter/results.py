@@ -28,6 +28,9 @@ class Status(enum.IntEnum):
         ``max_candidates``). The center is NaN.
     SOLVER_ERROR
         A backend failed. The center is NaN.
+    INVALID_INPUT
+        This row of ``B`` is not finite (NaN or infinite); nothing was computed for it
+        and the center is NaN. The other rows of the batch are unaffected.
     """
 
     OPTIMAL = 0
@@ -35,6 +38,7 @@ class Status(enum.IntEnum):
     INFEASIBLE = 2
     TOO_LARGE = 3
     SOLVER_ERROR = 4
+    INVALID_INPUT = 5
 
     @property
     def ok(self) -> bool:

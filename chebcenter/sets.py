@@ -24,7 +24,7 @@ import numpy as np
 from scipy.optimize import linprog
 
 from ._errors import InvalidInputError
-from ._exact_kernels import min_enclosing_ball
+from ._exact_kernels import certified_ball
 from ._validate import as_matrix, as_positive_int, check_choice
 from .methods.ebt import ebt_certificate, ebt_dual
 from .results import CenterResult, Status
@@ -161,10 +161,10 @@ class Polytope:
         if V is None:
             return _nan_result(self.n, Status.TOO_LARGE, "exact", t0)
         U = np.ascontiguousarray((V - self.x0) @ self.W)
-        c, radius, low, sup, k, st = min_enclosing_ball(U, 200 * (self.p + 2) + 1000)
+        c, radius, low, sup, st = certified_ball(U)
         status = Status.OPTIMAL if st == 0 and radius - low <= 1e-9 * (1 + radius) else Status.INACCURATE
         return CenterResult(self.x0 + self.W @ c, radius, status, "exact", time.perf_counter() - t0,
-                            extras={"radius_lower": low, "n_vertices": V.shape[0], "support": V[sup[:k]]})
+                            extras={"radius_lower": low, "n_vertices": V.shape[0], "support": V[sup]})
 
     # -- rcc1 ---------------------------------------------------------------------------
     def quadratic_form(self):

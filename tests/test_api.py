@@ -18,7 +18,7 @@ def test_public_names():
     assert list(cc.__all__) == sorted(cc.__all__)
     for name in cc.__all__:
         assert hasattr(cc, name)
-    assert {s.name for s in cc.Status} == {"OPTIMAL", "INACCURATE", "INFEASIBLE", "TOO_LARGE", "SOLVER_ERROR"}
+    assert {s.name for s in cc.Status} == {"OPTIMAL", "INACCURATE", "INFEASIBLE", "TOO_LARGE", "SOLVER_ERROR", "INVALID_INPUT"}
     assert issubclass(cc.InvalidInputError, ValueError)
     assert issubclass(cc.MissingBackendError, ImportError)
 

@@ -19,7 +19,10 @@ def test_prepare_rows_matches_numpy(m, d, N):
     P = cc.BoxSlice(A, lo, hi)
     Q, H = np.empty((N, d)), np.empty((N, d))
     res, viol = np.empty(N), np.empty(N)
-    K.prepare_rows(B, A, np.ascontiguousarray(np.linalg.pinv(A).T), P.p_mid, lo, hi, Q, H, res, viol)
+    U, s, Vt = np.linalg.svd(A, full_matrices=False)
+    r = int(np.sum(s > s[0] * max(m, d) * np.finfo(float).eps))
+    K.prepare_rows(B, np.ascontiguousarray(U[:, :r]), s[:r], np.ascontiguousarray(Vt[:r]), P.p_mid, lo, hi,
+                   Q, H, res, viol)
     pinv = np.linalg.pinv(A)
     Qn = B @ pinv.T
     Hn = Qn + 0.5 - 0.5 * (pinv @ A @ np.ones(d))
@@ -43,15 +46,17 @@ def test_ball_radii_and_clip_match_numpy():
     assert worst == pytest.approx(np.max(np.maximum(-H, H - 1)))
 
 
-def test_projection_kernel_flags_empty_sets():
-    """x1 + x2 = 3 misses the unit square: the dual diverges, no convergence is claimed."""
+def test_projection_kernel_certifies_empty_sets():
+    """x1 + x2 = t misses the unit square for t > 2: the dual grows past the largest primal
+    value, which proves emptiness; t = 2 (a corner) is projected, not called empty."""
     Vr = np.array([[1.0, 1.0]]) / np.sqrt(2)
-    X = np.empty((1, 2))
-    conv = np.zeros(1, dtype=np.bool_)
-    its = np.zeros(1, dtype=np.int64)
-    K.project_rows(np.full(2, 0.5), Vr, np.array([[3 / np.sqrt(2)]]), np.zeros(2), np.ones(2),
-                   X, conv, its, 200, 1e-11)
-    assert not conv[0]
+    X = np.empty((4, 2))
+    state = np.full(4, -1, dtype=np.int64)
+    its = np.zeros(4, dtype=np.int64)
+    beta = np.array([[3.0], [2.0 + 1e-6], [2.0], [1e6]]) / np.sqrt(2)
+    K.project_rows(np.full(2, 0.5), Vr, beta, np.zeros(2), np.ones(2), X, state, its, 200, 1e-11)
+    assert state.tolist() == [K.EMPTY, K.EMPTY, K.PROJECTED, K.EMPTY]
+    np.testing.assert_allclose(X[2], [1.0, 1.0], atol=1e-11)
 
 
 def test_closed_forms_batch_equals_numpy():

@@ -4,7 +4,9 @@ For a consistent system every point of S_F minimises ``||A x - b||`` over the
 box, so "the" CLS estimate depends on the solver. This project fixes it as
 ``scipy.optimize.lsq_linear(A, b, bounds=(lo, hi), method="bvls", tol=1e-12)``
 (Stark-Parker bounded-variable least squares from its default start), run on
-the original ``A`` and ``b``. The result lies in the box exactly and on S to
+the normalised problem every method sees (fixed coordinates substituted, the free ones
+translated to the box midpoint and divided by the largest half-width), so that the
+answer does not depend on the units or the origin. The result lies in the box exactly and on S to
 the solver's tolerance (the residual is reported). Its certified radius is
 ``R + ||x - h||`` (any point c of S is within ``||c - h||`` of the center h of
 a ball of radius R that contains S_F).

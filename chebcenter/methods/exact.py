@@ -34,8 +34,8 @@ import math
 import numpy as np
 
 from .._bnb import bnb_center
-from .._exact_kernels import enumerate_vertices, min_enclosing_ball
-from .._validate import as_positive_float, as_positive_int, check_choice
+from .._exact_kernels import certified_ball, enumerate_vertices
+from .._validate import as_bool, as_positive_float, as_positive_int, check_choice
 from ..results import Status
 from . import Context, MethodOutput, MethodSpec
 
@@ -96,11 +96,10 @@ def exact(ctx: Context) -> MethodOutput:
             codes[k] = Status.SOLVER_ERROR
             continue
         U = (V - q) @ prob.W
-        c, radius, low, sup, n_sup, meb_status = min_enclosing_ball(
-            np.ascontiguousarray(U), 200 * (prob.p + 2) + 1000)
+        c, radius, low, sup, meb_status = certified_ball(U)
         centers[k] = q + prob.W @ c
         radii[k], lower[k] = radius, low
-        support_idx[k] = np.sort(sup[:n_sup])
+        support_idx[k] = sup
         support[k] = V[support_idx[k]]
         if opts["return_vertices"]:
             vertices[k] = V
@@ -140,7 +139,7 @@ EXACT = MethodSpec(
     options={"max_vertices": 200_000, "max_candidates": 200_000_000, "return_vertices": False,
              "algorithm": "auto", "gap_tol": 1e-6, "max_nodes": 5_000_000},
     validators={"max_vertices": as_positive_int, "max_candidates": as_positive_int,
-                "return_vertices": lambda name, v: bool(v),
+                "return_vertices": as_bool,
                 "algorithm": lambda name, v: check_choice(name, v, ("auto", "enumerate", "bnb")),
                 "gap_tol": as_positive_float, "max_nodes": as_positive_int},
 )

@@ -27,6 +27,7 @@ of its own center.
 
 from __future__ import annotations
 
+import threading
 import warnings
 
 import numpy as np
@@ -34,9 +35,8 @@ import numpy as np
 from .._errors import MissingBackendError
 from .._jit import row_blocks
 from .._nnls_kernel import nnls_rows
-from .._rcc1_kernel import (CONVERGED, NUMERICAL_FAILURE, certify_rows, rcc1_barrier_rows,
-                            rcc1_segment_rows)
-from .._validate import as_positive_int, check_choice
+from .._rcc1_kernel import CONVERGED, certify_rows, rcc1_barrier_rows, rcc1_segment_rows
+from .._validate import as_bool, as_positive_int, check_choice
 from ..results import Status
 from . import Context, MethodOutput, MethodSpec
 
@@ -55,29 +55,47 @@ def _import_cvxpy():
     return cp
 
 
-def rcc1_certificate(W, q, lo, hi, alpha):
+def certificate_delta(prob, Q):
+    """Per-row widening of the box that covers the rounding of ``q = A^+ b`` and ``W``
+    (normalised units, where the largest half-width is 1):
+    ``delta = 4 eps (1 + max_i |q_i|)``.
+
+    This is the backward-error view: q and W are computed from orthogonal factors, so the
+    computed affine set is the exact one of a matrix within a few eps of A; points of that
+    set lie within ``delta`` of the box. (The forward error, up to ``cond(A)`` times
+    larger, is not a property of the slice but of its conditioning; see docs/theory.md.)"""
+    eps = np.finfo(np.float64).eps
+    return 4.0 * eps * (1.0 + np.max(np.abs(Q), axis=1, initial=0.0))
+
+
+def rcc1_certificate(W, q, lo, hi, alpha, delta=0.0):
     """Center and certified bound of the RCC1 dual at a given ``alpha``.
 
-    Returns ``(x, eta, alpha_scaled)``: ``alpha`` is clipped at 0 and scaled by
-    ``1/lambda_min(M)`` when ``lambda_min(M) < 1`` so that ``M >= I``; then
-    ``x = q - W M^{-1} v`` and ``eta = v^T M^{-1} v - alpha^T t`` with
-    ``max_{x' in S_F} ||x' - x||^2 <= eta``. Returns ``(None, nan, alpha)`` if
-    ``M`` is not positive definite. (One row of the batch kernel
-    :func:`chebcenter._rcc1_kernel.certify_rows`.)
+    Returns ``(x, eta, alpha_scaled)``: ``alpha`` is clipped at 0 and scaled so that
+    ``M = W^T D_alpha W >= I`` holds despite rounding; then ``x = q - W M^{-1} v`` and
+    ``eta = v^T M^{-1} v - alpha^T t`` (plus its rounding allowance) with
+    ``max_{x' in S_F} ||x' - x||^2 <= eta`` for S_F's box widened by ``delta``. Returns
+    ``(None, nan, alpha)`` if ``M`` is not positive definite. (One row of the batch
+    kernel :func:`chebcenter._rcc1_kernel.certify_rows`.)
     """
     W = np.ascontiguousarray(W, dtype=np.float64)
     q = np.asarray(q, dtype=np.float64)
     Alpha = np.array(alpha, dtype=np.float64, ndmin=2)  # clipped and rescaled in place
     X = np.full((1, q.size), np.nan)
     Eta = np.full(1, np.nan)
-    certify_rows(W, q[None, :], 0.5 * (lo + hi), lo, hi, Alpha, X, Eta, np.zeros(1, dtype=np.bool_))
+    certify_rows(W, q[None, :], 0.5 * (lo + hi), lo, hi, Alpha, X, Eta, np.zeros(1, dtype=np.bool_),
+                 float(delta))
     if np.isnan(Eta[0]):
         return None, float("nan"), Alpha[0]
     return X[0], float(Eta[0]), Alpha[0]
 
 
 class _Rcc1Problem:
-    """The RCC1 dual built once per (A, box, solver) with cvxpy Parameters."""
+    """The RCC1 dual built once per (A, box, solver) with cvxpy Parameters.
+
+    cvxpy problems and their solver objects are not safe to share between threads, so
+    :meth:`solve` holds a lock; it never warm-starts, so a row's answer does not depend on
+    the rows solved before it."""
 
     def __init__(self, W, solver):
         cp = _import_cvxpy()
@@ -92,46 +110,92 @@ class _Rcc1Problem:
         big = cp.bmat([[M, v], [v.T, tau]])
         cons = [(big + big.T) / 2 >> 0, (M + M.T) / 2 >> np.eye(p)]
         self.prob = cp.Problem(cp.Minimize(tau[0, 0] - self.t @ self.alpha), cons)
+        self.lock = threading.Lock()
 
     def solve(self, q, lo, hi):
         cp = _import_cvxpy()
-        self.qm.value = q - 0.5 * (lo + hi)
-        self.t.value = (q - lo) * (q - hi)
         kwargs = {"eps": 1e-9, "max_iters": 100_000} if self.solver == "SCS" else {}
-        with warnings.catch_warnings():
+        with self.lock, warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            self.qm.value = q - 0.5 * (lo + hi)
+            self.t.value = (q - lo) * (q - hi)
             try:
-                self.prob.solve(solver=self.solver, **kwargs)
+                self.prob.solve(solver=self.solver, warm_start=False, **kwargs)
             except cp.error.SolverError:
                 return None, "solver_error"
-        return self.alpha.value, self.prob.status
+            alpha = None if self.alpha.value is None else np.array(self.alpha.value)
+            return alpha, self.prob.status
+
+
+#: the checks a solved RCC1 row must pass (normalised units: the largest box half-width
+#: is 1): its center lies in the box (a true optimum does) and its radius is at most the
+#: radii of the two coarser relaxations, R (alpha = 1) and RCC2's, within _ORDER_CHECK
+#: relative plus _ORDER_FLOOR absolute (the accuracy of eta on slices that are points or
+#: nearly so, where the dual weights grow like 1/eta)
+_BOX_CHECK = 1e-8
+_ORDER_CHECK = 1e-7
+_ORDER_FLOOR = 1e-5
+
+
+def _rcc1_checks(prob, ctx, idx, X, Eta, Alpha, delta):
+    """Which of the rows ``idx`` (positions in ctx) with centers X, values Eta and weights
+    Alpha pass the optimality checks; returns ``(passed, reasons)``. The value comparisons
+    allow for the box widening ``delta`` of the certificate, which raises eta by at most
+    ``sum_i alpha_i (2 delta (hi_i - lo_i) + delta^2)``."""
+    widen = Alpha @ (2.0 * (prob.hi - prob.lo)) * delta[idx] + np.sum(Alpha, axis=1) * delta[idx] ** 2
+    slack = 1e-12 + 2.0 * widen
+    viol = np.maximum(np.max(prob.lo - X, axis=1, initial=0.0), np.max(X - prob.hi, axis=1, initial=0.0))
+    R2 = ctx.radius_ball[idx] ** 2
+    P = ctx.projection()[idx]
+    dev = P - prob.mid
+    eta2 = prob.half_diag_sq - np.einsum("ij,ij->i", dev, dev)
+    finite = np.isfinite(Eta)
+    in_box = finite & (viol <= _BOX_CHECK)
+    def allowed(e):
+        return (np.sqrt(np.maximum(e, 0.0)) * (1.0 + _ORDER_CHECK) + _ORDER_FLOOR) ** 2 + slack
+
+    below_R = finite & (Eta <= allowed(R2))
+    below_2 = finite & ~(allowed(eta2) < Eta)  # NaN eta2: not checked
+    reasons = np.full(idx.size, None, dtype=object)
+    reasons[~below_2] = "rcc1 value above rcc2's (not the relaxation's optimum)"
+    reasons[~below_R] = "rcc1 value above R^2 (not the relaxation's optimum)"
+    reasons[~in_box] = "rcc1 center outside the box (not the relaxation's optimum)"
+    reasons[~finite] = "no certificate"
+    return in_box & below_R & below_2, reasons
 
 
 def rcc1(ctx: Context) -> MethodOutput:
-    """Eldar-Beck-Teboulle relaxed Chebyshev center (see the module docstring)."""
+    """Eldar-Beck-Teboulle relaxed Chebyshev center (see the module docstring).
+
+    Routes, in order, for each row: the alpha = 1 NNLS certificate (``fast_path``); the
+    compiled solver (closed form for p = 1, barrier with warm starts otherwise); a cold
+    re-solve for a warm-started row that failed its checks; cvxpy. Every answer is
+    certified from its alpha (:func:`rcc1_certificate`) and checked
+    (:func:`_rcc1_checks`); a row that no route brings through the checks keeps the
+    smallest valid certificate it got (or alpha = 1, half* with radius R) and is
+    INACCURATE, with the reason in ``extras["check"]``.
+    """
     prob = ctx.problem
     opts = ctx.options
     n, d = ctx.rows.size, prob.d
-    W, lo, hi = prob.W, prob.lo, prob.hi
     solver = opts["solver"]
-    if solver == "auto":
-        solver = "numba"
     centers = np.full((n, d), np.nan)
     radii = np.full(n, np.nan)
     codes = np.full(n, Status.OPTIMAL, dtype=np.int8)
     alphas = np.full((n, d), np.nan)
     etas = np.full(n, np.nan)
-    route = np.empty(n, dtype=object)
-    PP = np.ascontiguousarray(prob.null_projector ** 2) if opts["fast_path"] else None
+    route = np.full(n, None, dtype=object)
+    check = np.full(n, None, dtype=object)
     if prob.p == 0:  # a single point: nothing to relax
         return MethodOutput(ctx.Q.copy(), np.zeros(n), codes,
                             {"alpha": np.zeros((n, d)), "eta": np.zeros(n),
                              "route": np.full(n, "unique solution", dtype=object)})
     one = np.zeros(n, dtype=np.bool_)
     if opts["fast_path"]:  # the NNLS test of alpha = 1 on rows whose half* point is in the box
-        inside = np.flatnonzero(np.all((ctx.H >= lo - prob.box_tol) & (ctx.H <= hi + prob.box_tol), axis=1))
-        Hc = np.clip(ctx.H[inside], lo, hi)
-        S = np.ascontiguousarray((Hc - lo) * (hi - Hc))
+        PP = np.ascontiguousarray(prob.null_projector ** 2)
+        inside = np.flatnonzero(np.all((ctx.H >= prob.lo) & (ctx.H <= prob.hi), axis=1))
+        Hc = ctx.H[inside]
+        S = np.ascontiguousarray((Hc - prob.lo) * (prob.hi - Hc))
         ok = np.zeros(inside.size, dtype=np.bool_)
         res = np.empty(inside.size)
         row_blocks(inside.size, 1, lambda a, b: nnls_rows(PP, S[a:b], 1e-10, 50 * d, ok[a:b], res[a:b]))
@@ -141,81 +205,146 @@ def rcc1(ctx: Context) -> MethodOutput:
         radii[one] = ctx.radius_ball[one]
         route[one] = "alpha=1 (nnls certificate)"
     todo = np.flatnonzero(~one)
-    if solver == "numba":
-        _rcc1_numba(ctx, np.array(todo, dtype=np.int64), centers, radii, codes, alphas, etas, route)
-        return MethodOutput(centers, radii, codes, {"alpha": alphas, "eta": etas, "route": route})
+    delta = certificate_delta(prob, ctx.Q)
+    best = _Best(n, d)
+    if solver in ("auto", "numba") and todo.size:
+        todo = _rcc1_numba(ctx, todo, delta, centers, alphas, etas, route, best, check)
     for k in todo:
-        solved = prob._rcc1_problem(solver.upper())
-        alpha, status = solved.solve(ctx.Q[k], lo, hi)
-        route[k] = solver
+        name = solver if solver in ("clarabel", "scs") else ("clarabel" if prob.p <= 12 else "scs")
+        solved = prob.cached(("rcc1", name), lambda: _Rcc1Problem(prob.W, name.upper()))
+        alpha, status = solved.solve(ctx.Q[k], prob.lo, prob.hi)
+        route[k] = name if solver == name else f"{route[k]}; cvxpy {name} fallback"
         if alpha is None or status not in ("optimal", "optimal_inaccurate"):
-            codes[k] = Status.SOLVER_ERROR
+            check[k] = f"cvxpy {name}: {status}"
             continue
-        x, eta, alpha = rcc1_certificate(W, ctx.Q[k], lo, hi, alpha)
+        x, eta, alpha = rcc1_certificate(prob.W, ctx.Q[k], prob.lo, prob.hi, alpha, delta[k])
         if x is None:
-            codes[k] = Status.SOLVER_ERROR
+            check[k] = f"cvxpy {name}: no certificate from its alpha"
             continue
-        centers[k], alphas[k], etas[k] = x, alpha, eta
-        radii[k] = np.sqrt(max(eta, 0.0))
-        if status != "optimal":
-            codes[k] = Status.INACCURATE
-    return MethodOutput(centers, radii, codes, {"alpha": alphas, "eta": etas, "route": route})
+        best.offer(k, x, eta, alpha)
+        passed, why = _rcc1_checks(prob, ctx, np.array([k]), x[None, :], np.array([eta]),
+                                   alpha[None, :], delta)
+        if passed[0]:
+            centers[k], alphas[k], etas[k] = x, alpha, eta
+            codes[k] = Status.OPTIMAL if status == "optimal" else Status.INACCURATE
+            check[k] = None if status == "optimal" else f"cvxpy {name}: {status}"
+        else:
+            check[k] = why[0]
+    # rows no route certified: the smallest valid certificate seen, else alpha = 1
+    lost = np.flatnonzero(np.isnan(etas))
+    for k in lost:
+        codes[k] = Status.INACCURATE
+        if np.isfinite(best.eta[k]):
+            centers[k], alphas[k], etas[k] = best.x[k], best.alpha[k], best.eta[k]
+        else:
+            centers[k], alphas[k], etas[k] = ctx.H[k], 1.0, ctx.radius_ball[k] ** 2
+            check[k] = f"{check[k]}; the alpha = 1 certificate (half*, radius R) is reported"
+    radii = np.sqrt(np.maximum(etas, 0.0))
+    extras = {"alpha": alphas, "eta": etas, "route": route}
+    if any(c is not None for c in check):
+        extras["check"] = check
+    return MethodOutput(centers, radii, codes, extras)
 
 
-def _rcc1_numba(ctx, rows, centers, radii, codes, alphas, etas, route):
-    """The compiled solvers on ``rows``: the closed form when ``p = 1``, else the barrier
-    kernel over the whole batch on all cores; eta is certified from alpha as for cvxpy."""
-    if rows.size == 0:
-        return
+class _Best:
+    """The smallest valid certificate seen per row (a fallback for rows no route certifies)."""
+
+    def __init__(self, n, d):
+        self.x = np.full((n, d), np.nan)
+        self.alpha = np.full((n, d), np.nan)
+        self.eta = np.full(n, np.inf)
+
+    def offer(self, k, x, eta, alpha):
+        if np.isfinite(eta) and eta < self.eta[k]:
+            self.x[k], self.eta[k], self.alpha[k] = x, eta, alpha
+
+
+def _rcc1_numba(ctx, todo, delta, centers, alphas, etas, route, best, check):
+    """The compiled solvers on the positions ``todo``; returns the positions left for cvxpy.
+
+    p = 1: the closed form. Otherwise the barrier kernel over the whole batch on all cores
+    with warm starts inside fixed chunks, then a cold re-solve (one row per chunk) of the
+    rows that fail their checks: a warm start may save Newton steps but never changes an
+    answer that is returned."""
     prob = ctx.problem
-    Q = ctx.Q[rows]
+    W = np.ascontiguousarray(prob.W)
+    if prob.p == 1:
+        X, Alpha, Eta, ok, its = _segment(ctx, todo, delta, W)
+        label = "segment closed form ({} bisection steps)"
+        attempts = [(todo, X, Alpha, Eta, ok, its)]
+    else:
+        chunk = max(1, min(ctx.options["warm_chunk"], todo.size // 8))
+        X, Alpha, Eta, ok, its = _barrier(ctx, todo, delta, W, chunk)
+        attempts = [(todo, X, Alpha, Eta, ok, its)]
+        label = "numba barrier ({} Newton steps)"
+    rows, X, Alpha, Eta, ok, its = attempts[0]
+    passed, why = _rcc1_checks(prob, ctx, rows, X, Eta, Alpha, delta)
+    if prob.p > 1 and chunk > 1 and not np.all(passed | ~ok):
+        again = rows[ok & ~passed]
+        X2, A2, E2, ok2, its2 = _barrier(ctx, again, delta, W, 1)
+        p2, why2 = _rcc1_checks(prob, ctx, again, X2, E2, A2, delta)
+        pos = np.searchsorted(rows, again)
+        for j, k in enumerate(pos):
+            if ok[k]:
+                best.offer(rows[k], X[k], Eta[k], Alpha[k])
+            X[k], Alpha[k], Eta[k], ok[k], its[k] = X2[j], A2[j], E2[j], ok2[j], its[k] + its2[j]
+            passed[k], why[k] = p2[j], why2[j]
+    good = ok & passed
+    g = rows[good]
+    centers[g], alphas[g], etas[g] = X[good], Alpha[good], Eta[good]
+    route[g] = [label.format(i) for i in its[good]]
+    bad = rows[~good]
+    for j in np.flatnonzero(~good):
+        if ok[j]:
+            best.offer(rows[j], X[j], Eta[j], Alpha[j])
+        route[rows[j]] = "compiled solver: " + (why[j] or "no convergence")
+        check[rows[j]] = why[j] or "compiled solver did not converge"
+    return bad
+
+
+def _segment(ctx, rows, delta, W):
+    """RCC1 in closed form for p = 1 (bisection), certified."""
+    prob = ctx.problem
+    Q = np.ascontiguousarray(ctx.Q[rows])
+    C = np.ascontiguousarray(Q - prob.mid)
+    T = np.ascontiguousarray((Q - prob.lo) * (Q - prob.hi))
+    A = np.zeros_like(C)
+    its = np.zeros(rows.size, dtype=np.int64)
+    ustar = np.full(rows.size, np.nan)
+    rcc1_segment_rows(np.ascontiguousarray(W[:, 0]), C, T, A, ustar, its)
+    X, Eta, ok = _certify(prob, Q, A, delta[rows])
+    ok &= its >= 0
+    # the dual weights must reproduce the bisection's u*
+    far = np.linalg.norm(X - Q - np.outer(ustar, W[:, 0]), axis=1)
+    ok &= far <= 1e-9 * (1.0 + np.linalg.norm(Q, axis=1))
+    return X, A, Eta, ok, its
+
+
+def _barrier(ctx, rows, delta, W, chunk):
+    """The barrier kernel on ``rows`` (chunks of ``chunk`` rows warm-started), certified."""
+    prob = ctx.problem
+    Q = np.ascontiguousarray(ctx.Q[rows])
     C = np.ascontiguousarray(Q - prob.mid)
     T = np.ascontiguousarray((Q - prob.lo) * (Q - prob.hi))
     A = np.zeros_like(C)
     its = np.zeros(rows.size, dtype=np.int64)
     state = np.zeros(rows.size, dtype=np.int64)
+    row_blocks(rows.size, chunk, lambda a, b: rcc1_barrier_rows(
+        W, C[a:b], T[a:b], A[a:b], its[a:b], state[a:b], 1e-10, 150, chunk))
+    X, Eta, ok = _certify(prob, Q, A, delta[rows])
+    return X, A, Eta, ok & (state == CONVERGED), its
+
+
+def _certify(prob, Q, Alpha, delta):
+    """:func:`certify_rows` on all cores (Alpha is rescaled in place)."""
+    X = np.full_like(Q, np.nan)
+    Eta = np.full(Q.shape[0], np.nan)
+    ok = np.zeros(Q.shape[0], dtype=np.bool_)
     W = np.ascontiguousarray(prob.W)
-    if prob.p == 1:
-        ustar = np.full(rows.size, np.nan)
-        rcc1_segment_rows(np.ascontiguousarray(W[:, 0]), C, T, A, ustar, its)
-        state[its < 0] = NUMERICAL_FAILURE
-        label = "segment closed form ({} bisection steps)"
-    else:
-        # warm-start chunks of up to warm_chunk rows, but at least 8 chunks for the cores
-        chunk = max(1, min(ctx.options["warm_chunk"], rows.size // 8))
-        row_blocks(rows.size, chunk, lambda a, b: rcc1_barrier_rows(
-            W, C[a:b], T[a:b], A[a:b], its[a:b], state[a:b], 1e-10, 150, chunk))
-        label = "numba barrier ({} Newton steps)"
-    Alpha, X, Eta = A.copy(), np.full_like(C, np.nan), np.full(rows.size, np.nan)
-    reliable = np.zeros(rows.size, dtype=np.bool_)
-    Qc = np.ascontiguousarray(Q)
-    row_blocks(rows.size, 1, lambda a, b: certify_rows(W, Qc[a:b], prob.mid, prob.lo, prob.hi, Alpha[a:b],
-                                                       X[a:b], Eta[a:b], reliable[a:b]))
-    reliable &= state == CONVERGED
-    if prob.p == 1:  # the dual weights must reproduce the bisection's u*
-        far = np.linalg.norm(X - Q - np.outer(ustar, W[:, 0]), axis=1)
-        reliable &= far <= 1e-9 * (1.0 + np.linalg.norm(Q, axis=1))
-    good = rows[reliable]
-    centers[good], alphas[good], etas[good] = X[reliable], Alpha[reliable], Eta[reliable]
-    radii[good] = np.sqrt(np.maximum(Eta[reliable], 0.0))
-    route[good] = [label.format(i) for i in its[reliable]]
-    for j in np.flatnonzero(~reliable):
-        k = rows[j]
-        # near-degenerate slice (the dual optimum at or near infinity: Newton stalls or
-        # cancels) -- use the reference
-        alpha, status = prob._rcc1_problem("CLARABEL" if prob.p <= 12 else "SCS").solve(Q[j], prob.lo, prob.hi)
-        if alpha is None or status not in ("optimal", "optimal_inaccurate"):
-            codes[k] = Status.SOLVER_ERROR
-            route[k] = "compiled solver failed; cvxpy failed"
-            continue
-        route[k] = "compiled solver unreliable (degenerate slice); cvxpy fallback"
-        x, eta, alpha = rcc1_certificate(prob.W, Q[j], prob.lo, prob.hi, alpha)
-        if x is None:
-            codes[k] = Status.SOLVER_ERROR
-            continue
-        centers[k], alphas[k], etas[k], radii[k] = x, alpha, eta, np.sqrt(max(eta, 0.0))
-        if status != "optimal":
-            codes[k] = Status.INACCURATE
+    dmax = float(np.max(delta, initial=0.0))
+    row_blocks(Q.shape[0], 1, lambda a, b: certify_rows(W, Q[a:b], prob.mid, prob.lo, prob.hi, Alpha[a:b],
+                                                         X[a:b], Eta[a:b], ok[a:b], dmax))
+    return X, Eta, ok
 
 
 def _rcc2_cvxpy(prob, b):
@@ -259,7 +388,7 @@ RCC1 = MethodSpec(
     certifies="sqrt(eta): the RCC1 dual value, recomputed from alpha (>= exact radius)",
     options={"solver": "auto", "fast_path": True, "warm_chunk": 16},
     validators={"solver": lambda name, v: check_choice(name, v, ("auto", "numba", "clarabel", "scs")),
-                "fast_path": lambda name, v: bool(v), "warm_chunk": as_positive_int},
+                "fast_path": as_bool, "warm_chunk": as_positive_int},
 )
 RCC2 = MethodSpec(
     "rcc2", rcc2, lies_in="S_F",

@@ -4,8 +4,10 @@ With ``h = q + P m`` (half*), ``R_n^2 = sum_i ((hi_i - lo_i)/2)^2 - ||h_n - m||^
 and the orthogonal split ``x - c = (x - h) + (h - c)`` for ``c`` in S:
 
 * half_star: ``max_{x in S_F} ||x - h|| <= R`` (SPEC §2.4);
-* ls: ``x - q = (x - h) + P m`` with both terms in Null(A), so only the
-  triangle inequality holds: ``||x - q|| <= R + ||P m||``;
+* ls: the minimum-norm solution is the projection of the origin o onto S,
+  ``q = h + P (o - m)``, so ``x - q = (x - h) - P (o - m)`` and only the triangle
+  inequality holds: ``||x - q|| <= R + ||P (o - m)||``. (In the normalised coordinates the
+  methods see, ``m = 0`` and ``o`` is ``problem.origin``.)
 * half: ``||x - m||^2 = ||x - h||^2 + ||h - m||^2 <= sum_i ((hi_i - lo_i)/2)^2``.
 """
 
@@ -32,10 +34,10 @@ def half(ctx: Context) -> MethodOutput:
 
 
 def ls(ctx: Context) -> MethodOutput:
-    """``x = q = A^+ b``, the minimum-norm solution (the ESA attack)."""
+    """``x = A^+ b``, the minimum-norm solution (the ESA attack): ``h + P o``."""
     prob = ctx.problem
-    radii = ctx.radius_ball + float(np.linalg.norm(prob.p_mid))
-    return MethodOutput(ctx.Q, radii, _ok(ctx.rows.size))
+    radii = ctx.radius_ball + float(np.linalg.norm(prob.p_origin))
+    return MethodOutput(ctx.H + prob.p_origin, radii, _ok(ctx.rows.size))
 
 
 def half_star(ctx: Context) -> MethodOutput:
@@ -46,6 +48,6 @@ def half_star(ctx: Context) -> MethodOutput:
 HALF = MethodSpec("half", half, lies_in="box",
                   certifies="sqrt(sum((hi-lo)^2)/4): the box half-diagonal")
 LS = MethodSpec("ls", ls, lies_in="S",
-                certifies="R + ||P m||")
+                certifies="R + ||P (o - m)|| (o: the origin)")
 HALF_STAR = MethodSpec("half_star", half_star, lies_in="S",
                        certifies="R = sqrt(sum((hi-lo)^2)/4 - ||h - m||^2) (SPEC §2.4)")
