@@ -335,7 +335,9 @@ def certify_rows(W, Q, mid, lo, hi, Alpha, X, Eta, reliable, delta):
         for i in range(d):
             if not math.isfinite(alpha[i]):
                 ok = False
-            elif alpha[i] < 0.0:
+            elif alpha[i] < 0.0 or norms[i] == 0.0:
+                # a zero row of W: the constraint is constant on S (inside the box), so
+                # its weight only adds -alpha_i t_i >= 0; 0 is the best valid weight
                 alpha[i] = 0.0
         reliable[n] = False
         Eta[n] = np.nan

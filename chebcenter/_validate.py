@@ -11,7 +11,7 @@ import numpy as np
 
 from ._errors import InvalidInputError
 
-__all__ = ["as_matrix", "as_bounds", "as_rhs", "as_batch_rhs", "check_choice", "check_options",
+__all__ = ["as_array", "as_matrix", "as_bounds", "as_rhs", "as_batch_rhs", "check_choice", "check_options",
            "as_bool", "as_positive_int", "as_positive_float"]
 
 
@@ -39,6 +39,11 @@ def _as_float_array(name: str, value: Any) -> np.ndarray:
         raise InvalidInputError(
             f"{name} must be an array of real numbers; got {_describe(value)}") from exc
     return arr
+
+
+def as_array(name: str, value: Any) -> np.ndarray:
+    """A real float64 array of any shape (no finiteness test)."""
+    return _as_float_array(name, value)
 
 
 def _check_finite(name: str, arr: np.ndarray) -> None:

@@ -25,7 +25,7 @@ from scipy.optimize import linprog
 
 from ._errors import InvalidInputError
 from ._exact_kernels import certified_ball
-from ._validate import as_matrix, as_positive_int, check_choice
+from ._validate import as_array, as_matrix, as_positive_float, as_positive_int, check_choice
 from .methods.ebt import ebt_certificate, ebt_dual
 from .results import CenterResult, Status
 
@@ -33,9 +33,11 @@ __all__ = ["Polytope", "QuadraticSet"]
 
 
 def _vector(name, value, n):
-    arr = np.asarray(value, dtype=float).reshape(-1)
-    if arr.shape != (n,) or not np.all(np.isfinite(arr)):
-        raise InvalidInputError(f"{name} must be a finite array of shape ({n},); got shape {np.shape(value)}")
+    arr = as_array(name, value)
+    if arr.shape != (n,):
+        raise InvalidInputError(f"{name} must be a finite array of shape ({n},); got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise InvalidInputError(f"{name} must be finite; got {arr.tolist()}")
     return arr
 
 
@@ -62,6 +64,11 @@ class Polytope:
         G = as_matrix("G", G)
         self.G, self.h = G, _vector("h", h, G.shape[0])
         n = G.shape[1]
+        if A_eq is None and b_eq is not None:
+            raise InvalidInputError("b_eq was given without A_eq: pass both (the equalities A_eq x = b_eq) or neither")
+        if A_eq is not None and b_eq is None:
+            raise InvalidInputError("A_eq was given without b_eq: pass both (the equalities A_eq x = b_eq) or neither")
+        feas_tol = as_positive_float("feas_tol", feas_tol)
         if A_eq is None:
             self.A_eq, self.b_eq = np.zeros((0, n)), np.zeros(0)
         else:
@@ -86,7 +93,11 @@ class Polytope:
 
     def _check_bounded(self):
         """The recession cone {d : Gu d <= 0} must be {0}: 2p small LPs."""
-        for i in range(self.p):
+        if self.Gu.shape[0] == 0 and self.p > 0:
+            raise InvalidInputError(
+                f"the polytope is unbounded: with no inequalities it is an affine set of dimension {self.p}"
+                " (add constraints, e.g. bounds on every coordinate)")
+        for i in range(self.p if self.Gu.shape[0] else 0):
             for sgn in (1.0, -1.0):
                 c = np.zeros(self.p)
                 c[i] = -sgn
@@ -104,6 +115,8 @@ class Polytope:
     def _feasible_point(self):
         if not self.consistent:
             return None
+        if self.Gu.shape[0] == 0:
+            return np.zeros(self.p)
         res = linprog(np.zeros(self.p), A_ub=self.Gu, b_ub=self.hu + self.feas_tol * (1 + np.abs(self.hu)),
                       bounds=[(None, None)] * self.p, method="highs")
         return res.x if res.status == 0 else None
@@ -264,13 +277,13 @@ class QuadraticSet:
     METHODS = ("rcc1",)
 
     def __init__(self, Qs: Any, gs: Any, ts: Any):
-        Qs = np.asarray(Qs, dtype=float)
+        Qs = as_array("Qs", Qs)
         if Qs.ndim != 3 or Qs.shape[1] != Qs.shape[2] or Qs.shape[0] < 1:
             raise InvalidInputError(f"Qs must have shape (k, n, n); got {Qs.shape}")
         k, n, _ = Qs.shape
-        gs = np.asarray(gs, dtype=float).reshape(k, -1) if np.size(gs) == k * n else None
-        if gs is None:
-            raise InvalidInputError(f"gs must have shape ({k}, {n})")
+        gs = as_array("gs", gs)
+        if gs.shape != (k, n):
+            raise InvalidInputError(f"gs must have shape ({k}, {n}): one linear term per quadratic; got shape {gs.shape}")
         ts = _vector("ts", ts, k)
         if not (np.all(np.isfinite(Qs)) and np.all(np.isfinite(gs))):
             raise InvalidInputError("Qs and gs must be finite")

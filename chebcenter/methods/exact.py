@@ -97,6 +97,7 @@ def exact(ctx: Context) -> MethodOutput:
             continue
         U = (V - q) @ prob.W
         c, radius, low, sup, meb_status = certified_ball(U)
+        low = min(low, radius)  # the dual bound is exact up to rounding
         centers[k] = q + prob.W @ c
         radii[k], lower[k] = radius, low
         support_idx[k] = sup

@@ -112,13 +112,14 @@ class _Rcc1Problem:
         self.prob = cp.Problem(cp.Minimize(tau[0, 0] - self.t @ self.alpha), cons)
         self.lock = threading.Lock()
 
-    def solve(self, q, lo, hi):
+    def solve(self, c, t):
+        """alpha for one row with ``c = q - m`` and ``t`` (see :func:`_dual_data`)."""
         cp = _import_cvxpy()
         kwargs = {"eps": 1e-9, "max_iters": 100_000} if self.solver == "SCS" else {}
         with self.lock, warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            self.qm.value = q - 0.5 * (lo + hi)
-            self.t.value = (q - lo) * (q - hi)
+            self.qm.value = c
+            self.t.value = t
             try:
                 self.prob.solve(solver=self.solver, warm_start=False, **kwargs)
             except cp.error.SolverError:
@@ -139,11 +140,8 @@ _ORDER_FLOOR = 1e-5
 
 def _rcc1_checks(prob, ctx, idx, X, Eta, Alpha, delta):
     """Which of the rows ``idx`` (positions in ctx) with centers X, values Eta and weights
-    Alpha pass the optimality checks; returns ``(passed, reasons)``. The value comparisons
-    allow for the box widening ``delta`` of the certificate, which raises eta by at most
-    ``sum_i alpha_i (2 delta (hi_i - lo_i) + delta^2)``."""
-    widen = Alpha @ (2.0 * (prob.hi - prob.lo)) * delta[idx] + np.sum(Alpha, axis=1) * delta[idx] ** 2
-    slack = 1e-12 + 2.0 * widen
+    Alpha pass the optimality checks; returns ``(passed, reasons)``."""
+    slack = 1e-12
     viol = np.maximum(np.max(prob.lo - X, axis=1, initial=0.0), np.max(X - prob.hi, axis=1, initial=0.0))
     R2 = ctx.radius_ball[idx] ** 2
     P = ctx.projection()[idx]
@@ -212,7 +210,8 @@ def rcc1(ctx: Context) -> MethodOutput:
     for k in todo:
         name = solver if solver in ("clarabel", "scs") else ("clarabel" if prob.p <= 12 else "scs")
         solved = prob.cached(("rcc1", name), lambda: _Rcc1Problem(prob.W, name.upper()))
-        alpha, status = solved.solve(ctx.Q[k], prob.lo, prob.hi)
+        c, t = _dual_data(prob, ctx.Q[k:k + 1])
+        alpha, status = solved.solve(c[0], t[0])
         route[k] = name if solver == name else f"{route[k]}; cvxpy {name} fallback"
         if alpha is None or status not in ("optimal", "optimal_inaccurate"):
             check[k] = f"cvxpy {name}: {status}"
@@ -302,12 +301,25 @@ def _rcc1_numba(ctx, todo, delta, centers, alphas, etas, route, best, check):
     return bad
 
 
+def _dual_data(prob, Q):
+    """``C = q - m`` and ``t = (q - lo)(q - hi)`` per row. A determined coordinate (its row
+    of W is 0, so it is constant on S and inside the box by the feasibility test) gets
+    ``c_i = 0``, ``t_i = -w_i^2``: its constraint cannot bind, and a rounding-level
+    ``t_i > 0`` cannot make the dual unbounded."""
+    C = np.ascontiguousarray(Q - prob.mid)
+    T = np.ascontiguousarray((Q - prob.lo) * (Q - prob.hi))
+    det = prob.determined
+    if det.any():
+        C[:, det] = 0.0
+        T[:, det] = -(0.5 * (prob.hi - prob.lo)[det]) ** 2
+    return C, T
+
+
 def _segment(ctx, rows, delta, W):
     """RCC1 in closed form for p = 1 (bisection), certified."""
     prob = ctx.problem
     Q = np.ascontiguousarray(ctx.Q[rows])
-    C = np.ascontiguousarray(Q - prob.mid)
-    T = np.ascontiguousarray((Q - prob.lo) * (Q - prob.hi))
+    C, T = _dual_data(prob, Q)
     A = np.zeros_like(C)
     its = np.zeros(rows.size, dtype=np.int64)
     ustar = np.full(rows.size, np.nan)
@@ -324,8 +336,7 @@ def _barrier(ctx, rows, delta, W, chunk):
     """The barrier kernel on ``rows`` (chunks of ``chunk`` rows warm-started), certified."""
     prob = ctx.problem
     Q = np.ascontiguousarray(ctx.Q[rows])
-    C = np.ascontiguousarray(Q - prob.mid)
-    T = np.ascontiguousarray((Q - prob.lo) * (Q - prob.hi))
+    C, T = _dual_data(prob, Q)
     A = np.zeros_like(C)
     its = np.zeros(rows.size, dtype=np.int64)
     state = np.zeros(rows.size, dtype=np.int64)
