@@ -54,13 +54,7 @@ def prepare_rows(B, Ur, s_r, Vr, p_mid, lo, hi, Q, H, residual, violation):
             for j in range(m):
                 s += Ur[j, k] * b[j]
             c[k] = s
-        res = 0.0
-        for j in range(m):
-            t = b[j]
-            for k in range(r):
-                t -= Ur[j, k] * c[k]
-            res += t * t
-        residual[n] = math.sqrt(res)
+        residual[n] = _grad_norm(Ur, b, c)  # ||b - Ur c||
         q = Q[n]
         for i in range(d):
             q[i] = 0.0
