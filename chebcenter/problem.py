@@ -435,7 +435,7 @@ class BoxSlice:
             centers[rows], radii[rows], codes[rows] = zc, rc, cc_
             for key, val in ex.items():
                 extras[key] = val if every else _scatter(val, good, N)
-        elif spec is not None:
+        else:
             extras["rhs_residual"] = np.full(N, np.nan)
         residuals = np.full(N, np.nan)
         box_viol = np.full(N, np.nan)

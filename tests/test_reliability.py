@@ -222,7 +222,6 @@ def test_contract_violation_is_downgraded_and_moved_into_the_slice():
     A = np.array([[1.0, 1.0, 1.0]])
     P = cc.BoxSlice(A)
     B = np.array([[1.5], [1.0]])
-    P._core  # noqa: B018
     Bc = (B - P._offset) / P.scale
     opts = dict(spec.options)
     centers, radii, codes, extras = P._core.solve(Bc, np.zeros(2), spec, opts, "status")

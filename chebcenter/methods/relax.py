@@ -267,18 +267,16 @@ def _rcc1_numba(ctx, todo, delta, centers, alphas, etas, route, best, check):
     answer that is returned."""
     prob = ctx.problem
     W = np.ascontiguousarray(prob.W)
+    rows, chunk = todo, 1
     if prob.p == 1:
-        X, Alpha, Eta, ok, its = _segment(ctx, todo, delta, W)
+        X, Alpha, Eta, ok, its = _segment(ctx, rows, delta, W)
         label = "segment closed form ({} bisection steps)"
-        attempts = [(todo, X, Alpha, Eta, ok, its)]
     else:
-        chunk = max(1, min(ctx.options["warm_chunk"], todo.size // 8))
-        X, Alpha, Eta, ok, its = _barrier(ctx, todo, delta, W, chunk)
-        attempts = [(todo, X, Alpha, Eta, ok, its)]
+        chunk = max(1, min(ctx.options["warm_chunk"], rows.size // 8))
+        X, Alpha, Eta, ok, its = _barrier(ctx, rows, delta, W, chunk)
         label = "numba barrier ({} Newton steps)"
-    rows, X, Alpha, Eta, ok, its = attempts[0]
     passed, why = _rcc1_checks(prob, ctx, rows, X, Eta, Alpha, delta)
-    if prob.p > 1 and chunk > 1 and not np.all(passed | ~ok):
+    if chunk > 1 and not np.all(passed | ~ok):
         again = rows[ok & ~passed]
         X2, A2, E2, ok2, its2 = _barrier(ctx, again, delta, W, 1)
         p2, why2 = _rcc1_checks(prob, ctx, again, X2, E2, A2, delta)
