@@ -48,6 +48,13 @@ def _nan_result(n, status, method, t0, **extras):
 class Polytope:
     """``{x in R^n : G x <= h, A_eq x = b_eq}``, bounded.
 
+    The set is normalised at construction (see ``docs/theory.md``): rows of ``G`` and
+    ``A_eq`` are scaled to unit norm, and coordinates are translated to the center of the
+    set's bounding box and divided by its largest half-width (found by LPs, refined until
+    the normalised box is about ``[-1, 1]``). Every method runs in that frame and maps its
+    answer back, so ``x -> s x + t`` moves centers and scales radii exactly, for ``s`` from
+    1e-12 to 1e12. ``feas_tol`` is relative to that frame (a fraction of the set's size).
+
     Examples
     --------
     >>> import numpy as np, chebcenter as cc
@@ -78,18 +85,85 @@ class Polytope:
             self.b_eq = _vector("b_eq", b_eq, self.A_eq.shape[0])
         self.n = n
         self.feas_tol = feas_tol
-        if self.A_eq.shape[0]:
-            U, s, Vt = np.linalg.svd(self.A_eq)
-            r = int(np.sum(s > s[0] * max(self.A_eq.shape) * np.finfo(float).eps)) if s.size else 0
-            self.W = Vt[r:].T
-            self.x0 = np.linalg.pinv(self.A_eq) @ self.b_eq
-            self.consistent = np.linalg.norm(self.A_eq @ self.x0 - self.b_eq) <= feas_tol * (1 + np.linalg.norm(self.b_eq))
+        # unit rows; a zero row is either vacuous (dropped) or a contradiction (remembered)
+        gn, an = np.linalg.norm(G, axis=1), np.linalg.norm(self.A_eq, axis=1)
+        gk, ak = gn > 0, an > 0
+        self._contradiction = bool(np.any(self.h[~gk] < 0) or np.any(self.b_eq[~ak] != 0))
+        self._G1, self._h1 = G[gk] / gn[gk, None], self.h[gk] / gn[gk]
+        self._A1, self._b1 = self.A_eq[ak] / an[ak, None], self.b_eq[ak] / an[ak]
+        if self._A1.shape[0]:
+            _, sv, Vt = np.linalg.svd(self._A1)
+            r = int(np.sum(sv > sv[0] * max(self._A1.shape) * np.finfo(float).eps)) if sv.size else 0
+            self._Ur = np.linalg.svd(self._A1, full_matrices=False)[0][:, :r]
+            self._sr, self._Vr, self.W = sv[:r], Vt[:r].T, Vt[r:].T
         else:
-            self.W, self.x0, self.consistent = np.eye(n), np.zeros(n), True
+            self._Ur, self._sr, self._Vr, self.W = np.zeros((0, 0)), np.zeros(0), np.zeros((n, 0)), np.eye(n)
         self.p = self.W.shape[1]
-        self.Gu = G @ self.W                    # u-space rows: Gu u <= hu
-        self.hu = self.h - G @ self.x0
+        magnitude = max(np.abs(self._h1).max(initial=0.0), np.abs(self._b1).max(initial=0.0))
+        self._set_frame(np.zeros(n), magnitude if magnitude > 0 else 1.0)
         self._check_bounded()
+        self._refine_frame()
+
+    # -- the normalised frame x = t + s y ----------------------------------------------------
+    def _set_frame(self, t, s):
+        """Data of the set in the frame ``x = t + s y``, reduced to ``y = x0 + W u``."""
+        self._t, self._s = t, float(s)
+        eps = np.finfo(float).eps
+        Gt, At = self._G1 @ t, self._A1 @ t
+        h, b = (self._h1 - Gt) / s, (self._b1 - At) / s
+        # rounding in forming h and b is about eps * (|h1| + |G t|) / s: the data's own precision
+        noise = 16 * eps * (np.abs(self._h1).max(initial=0.0) + np.abs(Gt).max(initial=0.0)
+                            + np.abs(self._b1).max(initial=0.0) + np.abs(At).max(initial=0.0)) / s
+        self._tol = self.feas_tol + noise
+        if self._Ur.size:
+            c = self._Ur.T @ b
+            self.x0 = self._Vr @ (c / self._sr)
+            resid = np.linalg.norm(b - self._Ur @ c)
+            self.consistent = (not self._contradiction) and resid <= self._tol * (1 + np.linalg.norm(b))
+        else:
+            self.x0 = np.zeros(self.n)
+            self.consistent = (not self._contradiction) and not (self._b1.size and np.any(np.abs(b) > self._tol))
+        self._hy = h
+        self.Gu = self._G1 @ self.W                    # u-space rows: Gu u <= hu
+        self.hu = h - self._G1 @ self.x0
+
+    def _refine_frame(self, rounds=4):
+        """Move the frame to the bounding box's center and half-width until both are ~ (0, 1)."""
+        for _ in range(rounds):
+            box = self._bounding_box()
+            if box is None:
+                return
+            lo, hi = box
+            mid, w = (lo + hi) / 2, float(np.max(hi - lo)) / 2
+            if w <= 0:  # a single point: keep the scale, move to the point
+                self._set_frame(self._t + self._s * mid, self._s)
+                return
+            done = np.abs(mid).max() <= 0.25 and 0.5 <= w <= 2.0
+            self._set_frame(self._t + self._s * mid, self._s * w)
+            if done:
+                return
+
+    def _bounding_box(self):
+        """``[lo, hi]`` of the set in the current frame (2 n LPs), None if it is empty."""
+        if not self.consistent:
+            return None
+        if self.Gu.shape[0] == 0 or self.p == 0:
+            return (self.x0, self.x0) if self.p == 0 else None
+        lo, hi = self.x0.copy(), self.x0.copy()
+        b_ub = self.hu + self._tol * (1 + np.abs(self.hu))
+        for i in range(self.n):
+            c = self.W[i]
+            if not np.any(c):
+                continue
+            for sgn, out in ((1.0, lo), (-1.0, hi)):
+                res = linprog(sgn * c, A_ub=self.Gu, b_ub=b_ub, bounds=[(None, None)] * self.p, method="highs")
+                if res.status != 0:
+                    return None
+                out[i] = self.x0[i] + c @ res.x
+        return lo, hi
+
+    def _to_x(self, y):
+        return self._t + self._s * y
 
     def _check_bounded(self):
         """The recession cone {d : Gu d <= 0} must be {0}: 2p small LPs."""
@@ -117,7 +191,7 @@ class Polytope:
             return None
         if self.Gu.shape[0] == 0:
             return np.zeros(self.p)
-        res = linprog(np.zeros(self.p), A_ub=self.Gu, b_ub=self.hu + self.feas_tol * (1 + np.abs(self.hu)),
+        res = linprog(np.zeros(self.p), A_ub=self.Gu, b_ub=self.hu + self._tol * (1 + np.abs(self.hu)),
                       bounds=[(None, None)] * self.p, method="highs")
         return res.x if res.status == 0 else None
 
@@ -144,10 +218,10 @@ class Polytope:
         """Vertices (x-space) by solving every dim-subset of rows; None past ``max_candidates``."""
         p, m = self.p, self.Gu.shape[0]
         if p == 0:
-            return self.x0[None, :]
+            return self._to_x(self.x0)[None, :]
         if math.comb(m, p) > max_candidates:
             return None
-        tol = self.feas_tol * (1 + np.abs(self.hu).max())
+        tol = self._tol * (1 + np.abs(self.hu).max())
         found = []
         combos = itertools.combinations(range(m), p)
         while True:
@@ -166,36 +240,34 @@ class Polytope:
         if U.shape[0] > 1:
             _, first = np.unique(np.round(U / (10 * tol)), axis=0, return_index=True)
             U = U[np.sort(first)]
-        return self.x0 + U @ self.W.T
+        return self._to_x(self.x0 + U @ self.W.T)
 
     def _exact(self, t0, max_candidates=2_000_000):
         max_candidates = as_positive_int("max_candidates", max_candidates)
         V = self.vertices(max_candidates)
         if V is None:
             return _nan_result(self.n, Status.TOO_LARGE, "exact", t0)
-        U = np.ascontiguousarray((V - self.x0) @ self.W)
+        U = np.ascontiguousarray(((V - self._t) / self._s - self.x0) @ self.W)
         c, radius, low, sup, st = certified_ball(U)
         status = Status.OPTIMAL if st == 0 and radius - low <= 1e-9 * (1 + radius) else Status.INACCURATE
-        return CenterResult(self.x0 + self.W @ c, radius, status, "exact", time.perf_counter() - t0,
-                            extras={"radius_lower": low, "n_vertices": V.shape[0], "support": V[sup]})
+        return CenterResult(self._to_x(self.x0 + self.W @ c), radius * self._s, status, "exact",
+                            time.perf_counter() - t0,
+                            extras={"radius_lower": low * self._s, "n_vertices": V.shape[0], "support": V[sup]})
 
     # -- rcc1 ---------------------------------------------------------------------------
     def quadratic_form(self):
-        """The constraints as EBT data ``(Qs, gs, ts)`` in u-space (``x = x0 + W u``).
+        """The constraints as EBT data ``(Qs, gs, ts, n_quadratic)`` in the normalised u-space.
 
-        Rows of G that are negatives of each other (after normalisation, in x-space, i.e.
-        as the user wrote them) form ``l <= a^T x <= u`` and become one quadratic
+        The coordinates are ``x = t + s (x0 + W u)`` (the frame of the class docstring).
+        Unit rows of G that are negatives of each other form ``l <= a^T y <= u`` and become one quadratic
         ``(a^T x - l)(a^T x - u) <= 0``; lone rows stay linear; rows constant on the affine
         set are dropped (feasibility is checked separately). If the quadratics do not span
         every direction, redundant bounding-box rows (from LPs) are added.
         """
-        norms = np.linalg.norm(self.G, axis=1)
-        keep = np.flatnonzero(norms > 1e-14)
-        unit = self.G[keep] / norms[keep, None]
-        hn = self.h[keep] / norms[keep]
-        used = np.zeros(keep.size, dtype=bool)
+        unit, hn = self._G1, self._hy
+        used = np.zeros(unit.shape[0], dtype=bool)
         pairs, lone = [], []
-        for i in range(keep.size):
+        for i in range(unit.shape[0]):
             if used[i]:
                 continue
             opp = np.flatnonzero(~used & (np.abs(unit + unit[i]).max(axis=1) <= 1e-12))
@@ -231,9 +303,9 @@ class Polytope:
     def _rcc1(self, t0, solver="clarabel"):
         solver = check_choice("solver", solver, ("clarabel", "scs"))
         if self.p == 0:
-            return CenterResult(self.x0, 0.0, Status.OPTIMAL, "rcc1", time.perf_counter() - t0)
+            return CenterResult(self._to_x(self.x0), 0.0, Status.OPTIMAL, "rcc1", time.perf_counter() - t0)
         Qs, gs, ts, n_pairs = self.quadratic_form()
-        return _ebt_result(Qs, gs, ts, solver, t0, lambda u: self.x0 + self.W @ u, self.n,
+        return _ebt_result(Qs, gs, ts, solver, t0, lambda u: self._to_x(self.x0 + self.W @ u), self._s, self.n,
                            {"n_quadratic": n_pairs, "n_linear": len(ts) - n_pairs})
 
     # -- inscribed ------------------------------------------------------------------------
@@ -245,13 +317,19 @@ class Polytope:
                       bounds=[(None, None)] * self.p + [(0, None)], method="highs")
         if res.status != 0:
             return _nan_result(self.n, Status.SOLVER_ERROR, "inscribed", t0)
-        return CenterResult(self.x0 + self.W @ res.x[:-1], float(res.x[-1]), Status.OPTIMAL, "inscribed",
+        return CenterResult(self._to_x(self.x0 + self.W @ res.x[:-1]), float(res.x[-1]) * self._s, Status.OPTIMAL,
+                            "inscribed",
                             time.perf_counter() - t0,
                             extras={"note": "center of the largest INSCRIBED ball; radius is the inscribed radius, "
                                             "not a bound on the estimation error"})
 
 
-def _ebt_result(Qs, gs, ts, solver, t0, to_x, n, extras):
+def _ebt_result(Qs, gs, ts, solver, t0, to_x, scale, n, extras):
+    """Solve the EBT dual on normalised data and map back: ``x = to_x(u)``, radius times ``scale``.
+
+    ``eta`` in the extras is in the caller's units (times ``scale**2``); ``alpha`` belongs to
+    the normalised constraints.
+    """
     alpha, status = ebt_dual(Qs, gs, ts, solver.upper())
     if alpha is None or status not in ("optimal", "optimal_inaccurate"):
         st = Status.INFEASIBLE if status in ("unbounded", "unbounded_inaccurate") else Status.SOLVER_ERROR
@@ -259,8 +337,25 @@ def _ebt_result(Qs, gs, ts, solver, t0, to_x, n, extras):
     u, eta, alpha = ebt_certificate(Qs, gs, ts, alpha)
     if u is None:
         return _nan_result(n, Status.SOLVER_ERROR, "rcc1", t0, solver_status=status)
-    return CenterResult(to_x(u), float(np.sqrt(max(eta, 0.0))), Status.OPTIMAL if status == "optimal" else Status.INACCURATE,
-                        "rcc1", time.perf_counter() - t0, extras=dict(extras, alpha=alpha, eta=eta))
+    eta = max(eta, 0.0)
+    return CenterResult(to_x(u), float(np.sqrt(eta)) * scale, Status.OPTIMAL if status == "optimal" else Status.INACCURATE,
+                        "rcc1", time.perf_counter() - t0, extras=dict(extras, alpha=alpha, eta=eta * scale**2))
+
+
+def _quadratics_in_frame(Qs, gs, ts, c, s):
+    """The constraints in the frame ``x = c + s y``, each divided by a positive constant.
+
+    ``f(c + s y) = s^2 y^T Q y + 2 s (Q c + g)^T y + f(c)``; dividing by ``s^2 ||Q||`` (or by
+    ``s ||g||`` for a linear constraint) leaves the set unchanged and makes the data O(1).
+    """
+    Qn, gn, tn = np.empty_like(Qs), np.empty_like(gs), np.empty_like(ts)
+    for i in range(Qs.shape[0]):
+        g = Qs[i] @ c + gs[i]
+        f = c @ Qs[i] @ c + 2 * gs[i] @ c + ts[i]
+        q = np.abs(Qs[i]).max()
+        k = s * s * q if q > 0 else 2 * s * max(np.abs(g).max(), 1e-300)
+        Qn[i], gn[i], tn[i] = Qs[i] * (s * s / k), g * (s / k), f / k
+    return Qn, gn, tn
 
 
 class QuadraticSet:
@@ -296,6 +391,15 @@ class QuadraticSet:
         if np.linalg.eigvalsh(Qs.sum(axis=0))[0] <= 1e-12:
             raise InvalidInputError("sum of the Q_i must be positive definite (otherwise the set may be unbounded)")
         self.Qs, self.gs, self.ts, self.n = Qs, gs, ts, n
+        # a starting frame (see docs/theory.md): c0 minimises sum_i f_i / ||Q_i|| (its Hessian is
+        # PD), s0 is the largest radius-like size sqrt(|f_i(c0)| / ||Q_i||) of the quadratics
+        q = np.array([np.abs(Q).max() for Q in Qs])
+        quad = q > 0
+        w = np.where(quad, 1.0 / np.where(quad, q, 1.0), 0.0)
+        self._c0 = np.linalg.solve(np.einsum("i,ijk->jk", w, Qs), -(w @ gs))
+        f0 = np.einsum("j,ijk,k->i", self._c0, Qs, self._c0) + 2 * gs @ self._c0 + ts
+        size = np.sqrt(np.abs(f0[quad]) * w[quad]).max()
+        self._s0 = float(size) if size > 0 and np.isfinite(size) else 1.0
 
     def center(self, method: str = "rcc1", **options: Any) -> CenterResult:
         """The EBT relaxed Chebyshev center (``rcc1``); ``solver`` = "clarabel" or "scs"."""
@@ -307,4 +411,16 @@ class QuadraticSet:
         if unknown:
             raise InvalidInputError(f"unknown option(s) {unknown} for method 'rcc1'; allowed: ['solver']")
         solver = check_choice("solver", options.get("solver", "clarabel"), ("clarabel", "scs"))
-        return _ebt_result(self.Qs, self.gs, self.ts, solver, time.perf_counter(), lambda x: x, self.n, {})
+        t0 = time.perf_counter()
+        c, s = self._c0, self._s0
+        res = None
+        for _ in range(2):  # solve in a frame, then once more in the frame of the answer if it was far off
+            Qn, gn, tn = _quadratics_in_frame(self.Qs, self.gs, self.ts, c, s)
+            res = _ebt_result(Qn, gn, tn, solver, t0, lambda y, c=c, s=s: c + s * y, s, self.n, {})
+            if not res.status.ok or res.radius <= 0:
+                break
+            u = (res.center - c) / s
+            if np.abs(u).max() <= 1.0 and 0.1 <= res.radius / s <= 10.0:
+                break
+            c, s = res.center, res.radius
+        return res

@@ -1,0 +1,169 @@
+"""Scale and translation equivariance of Polytope and QuadraticSet (x -> s x + t).
+
+The reference is independent of the class under test: the vertices of a polytope come from
+a brute-force enumeration written here (every n-subset of rows, solved and filtered), and
+the enclosing ball from the SOCP in ``reference.meb_socp``. Each set is solved at unit
+scale and at ``s`` in 1e-12 .. 1e12 with an offset ``t`` of 1 .. 3 set-sizes; answers must
+map back: centers to ``EQUI`` of the set's size, radii to ``EQUI`` relative (exact,
+inscribed) or ``RCC1_EQUI`` (rcc1, an interior-point solver run to about 1e-8 on the
+normalised problem, whose center is only determined to about the square root of that).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import chebcenter as cc
+from reference import meb_socp, worst_error
+
+SCALES = (1e-12, 1e-6, 1e-2, 1.0, 1e3, 1e6, 1e12)
+EQUI = 1e-7
+RCC1_EQUI = 1e-4
+
+
+def brute_polytope_vertices(G, h, tol=1e-9):
+    """Every n-subset of rows of G x <= h solved; the feasible solutions, de-duplicated."""
+    m, n = G.shape
+    out = []
+    for rows in itertools.combinations(range(m), n):
+        M = G[list(rows)]
+        if abs(np.linalg.det(M)) < 1e-12:
+            continue
+        x = np.linalg.solve(M, h[list(rows)])
+        if np.all(G @ x <= h + tol * (1 + np.abs(h))):
+            out.append(x)
+    V = np.array(out)
+    keep = [i for i in range(len(V)) if not any(np.allclose(V[i], V[j], atol=1e-9) for j in range(i))]
+    return V[keep]
+
+
+def polytope_family(kind, seed):
+    rng = np.random.default_rng(seed)
+    if kind == "random":
+        n = int(rng.integers(2, 4))
+        G = np.vstack([rng.standard_normal((n + 3, n)), np.eye(n), -np.eye(n)])
+        h = np.concatenate([rng.random(n + 3) + 0.1, np.full(2 * n, 2.0)])
+        return G, h
+    if kind == "simplex":
+        n = int(rng.integers(2, 5))
+        return np.vstack([-np.eye(n), np.ones((1, n))]), np.r_[np.zeros(n), 1.0]
+    if kind == "integer":  # integer rows, parallel pairs (paired into quadratics by rcc1)
+        n = 3
+        G = rng.integers(-3, 4, size=(3, n)).astype(float)
+        G[np.linalg.norm(G, axis=1) == 0, 0] = 1.0
+        G = np.vstack([G, -G, np.eye(n), -np.eye(n)])
+        return G, np.concatenate([rng.random(6) + 0.5, np.ones(2 * n)])
+    raise ValueError(kind)
+
+
+def _frame(G, h, s, t):
+    """The image of {G x <= h} under x -> s x + t: {G y <= s h + G t}."""
+    return G, s * h + G @ t
+
+
+@pytest.mark.parametrize("kind,seed", [(k, s) for k in ("random", "simplex", "integer") for s in range(3)])
+def test_polytope_methods_are_scale_and_translation_equivariant(kind, seed):
+    G, h = polytope_family(kind, seed)
+    n = G.shape[1]
+    V = brute_polytope_vertices(G, h)
+    assert len(V) >= n + 1
+    c_ref, r_ref = meb_socp(V)
+    unit = {m: cc.Polytope(G, h).center(m) for m in ("exact", "rcc1", "inscribed")}
+    assert unit["exact"].status is cc.Status.OPTIMAL
+    assert unit["exact"].radius == pytest.approx(r_ref, rel=1e-6)
+    assert worst_error(V, unit["exact"].center) <= unit["exact"].radius * (1 + 1e-9)
+    assert worst_error(V, unit["rcc1"].center) <= unit["rcc1"].radius * (1 + 1e-9)   # a bound
+    assert unit["rcc1"].radius >= unit["exact"].radius * (1 - 1e-9)
+    rng = np.random.default_rng(100 + seed)
+    for s in SCALES:
+        t = s * (1 + 2 * rng.random(n)) * rng.choice([-1, 1], n)
+        Gs, hs = _frame(G, h, s, t)
+        P = cc.Polytope(Gs, hs)
+        for method, ref in unit.items():
+            got = P.center(method)
+            assert got.status is ref.status, (method, s)
+            tol = RCC1_EQUI if method == "rcc1" else EQUI
+            np.testing.assert_allclose((got.center - t) / s, ref.center, atol=tol * max(1.0, r_ref),
+                                       err_msg=f"{method} at s={s}")
+            assert got.radius / s == pytest.approx(ref.radius, rel=tol), (method, s)
+        ex = P.center("exact")  # the contract in the scaled frame, against the scaled brute-force vertices
+        assert worst_error(s * V + t, ex.center) <= ex.radius * (1 + 1e-7)
+        assert ex.extras["radius_lower"] <= ex.radius
+
+
+@pytest.mark.parametrize("s", SCALES)
+def test_polytope_with_equalities_and_a_fixed_coordinate_scales(s):
+    """A BoxSlice's polytope (box rows, an equality row, one fixed coordinate) at scale s."""
+    A = np.array([[1.0, 2.0, -1.0, 0.5]])
+    lo, hi = np.array([0.0, 0.0, 0.3, 0.0]), np.array([1.0, 1.0, 0.3, 1.0])
+    x = np.array([0.2, 0.7, 0.3, 0.4])
+    t = s * np.array([3.0, -2.0, 5.0, 1.0])
+    ref = cc.BoxSlice(A, lo, hi).to_polytope(A @ x)
+    got = cc.BoxSlice(A, s * lo + t, s * hi + t).to_polytope(A @ (s * x + t))
+    for method in ("exact", "rcc1"):
+        r0, r1 = ref.center(method), got.center(method)
+        assert r1.status is cc.Status.OPTIMAL, (method, s)
+        tol = RCC1_EQUI if method == "rcc1" else EQUI
+        np.testing.assert_allclose((r1.center - t) / s, r0.center, atol=tol)
+        assert r1.radius / s == pytest.approx(r0.radius, rel=tol)
+        assert abs(r1.center[2] - (0.3 * s + t[2])) <= 1e-9 * s   # the fixed coordinate stays fixed
+
+
+@pytest.mark.parametrize("s", SCALES)
+def test_polytope_empty_and_point_sets_at_every_scale(s):
+    t = s * np.array([2.0, -1.0])
+    box = np.vstack([np.eye(2), -np.eye(2)])
+    empty = cc.Polytope(box, s * np.array([1, 1, -2, 0.0]) + box @ t)      # x1 <= 1 and x1 >= 2
+    for m in ("exact", "rcc1", "inscribed"):
+        assert empty.center(m).status is cc.Status.INFEASIBLE, (m, s)
+    point = cc.Polytope(box, s * np.array([0.5, 0.5, -0.5, -0.5]) + box @ t)  # the point (.5, .5)
+    r = point.center("exact")
+    assert r.status is cc.Status.OPTIMAL and r.radius <= 1e-9 * s
+    np.testing.assert_allclose((r.center - t) / s, [0.5, 0.5], atol=1e-9)
+
+
+def _ellipsoids(seed, n=3, k=3):
+    rng = np.random.default_rng(seed)
+    Qs, gs, ts = [], [], []
+    for _ in range(k):
+        L = rng.standard_normal((n, n))
+        Q = L @ L.T / n + 0.1 * np.eye(n)
+        c = rng.standard_normal(n) * 0.3
+        Qs.append(Q), gs.append(-Q @ c), ts.append(c @ Q @ c - 1.0)
+    return np.array(Qs), np.array(gs), np.array(ts)
+
+
+def _quadratics_image(Qs, gs, ts, s, t):
+    """The image of {x^T Q x + 2 g^T x + c <= 0} under x -> s x + t, written as the user would."""
+    # y = s x + t  =>  x = (y - t)/s:  (y-t)^T Q (y-t)/s^2 + 2 g^T (y-t)/s + c
+    Q2 = Qs / s**2
+    g2 = np.array([-Q @ t / s**2 + g / s for Q, g in zip(Qs, gs)])
+    c2 = np.array([t @ Q @ t / s**2 - 2 * g @ t / s + c for Q, g, c in zip(Qs, gs, ts)])
+    return Q2, g2, c2
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_quadratic_set_rcc1_is_scale_and_translation_equivariant(seed):
+    Qs, gs, ts = _ellipsoids(seed)
+    ref = cc.QuadraticSet(Qs, gs, ts).center("rcc1")
+    assert ref.status is cc.Status.OPTIMAL
+    for s in (1e-6, 1e-3, 1.0, 1e3, 1e6):   # Q / s^2 must stay a normal float: |s| <= ~1e150
+        t = s * np.array([1.5, -2.0, 0.5])
+        got = cc.QuadraticSet(*_quadratics_image(Qs, gs, ts, s, t)).center("rcc1")
+        assert got.status is cc.Status.OPTIMAL, s
+        np.testing.assert_allclose((got.center - t) / s, ref.center, atol=RCC1_EQUI)
+        assert got.radius / s == pytest.approx(ref.radius, rel=RCC1_EQUI)
+
+
+def test_quadratic_set_at_the_extreme_scales():
+    """A ball of radius 3 s around s (1, 2) + t, at s = 1e-12 and 1e12: exact closed form."""
+    for s in (1e-12, 1e12):
+        c = s * np.array([1.0, 2.0]) + s * np.array([4.0, -7.0])
+        ball = cc.QuadraticSet([np.eye(2)], [-c], [c @ c - 9 * s * s])
+        r = ball.center("rcc1")
+        assert r.status is cc.Status.OPTIMAL
+        np.testing.assert_allclose(r.center, c, rtol=0, atol=1e-6 * s)
+        assert r.radius == pytest.approx(3 * s, rel=1e-6)
