@@ -151,7 +151,8 @@ def test_12_threads_on_every_route_give_the_serial_result():
     B = X @ A.T
     P = cc.BoxSlice(A)
     calls = [("rcc1", {}), ("rcc1", {"solver": "clarabel"}), ("rcc2", {"solver": "cvxpy"}),
-             ("exact", {}), ("cls", {}), ("half_star", {})]
+             ("rcc2", {}), ("exact", {}), ("exact", {"algorithm": "bnb"}), ("cls", {}), ("half_star", {}),
+             ("half", {}), ("ls", {}), ("auto", {})]
     serial = {i: P.centers(B, m, **o) for i, (m, o) in enumerate(calls)}
     results, errors = {}, []
 
@@ -231,3 +232,27 @@ def test_contract_violation_is_downgraded_and_moved_into_the_slice():
     for k, b in enumerate(B):
         assert abs(X[k].sum() - b[0]) <= 1e-9 and np.all(X[k] >= 0) and np.all(X[k] <= 1)
         assert radii[k] * P.scale >= _worst(A, b, np.zeros(3), np.ones(3), X[k]) - 1e-9
+
+
+_BOX = (np.vstack([np.eye(2), -np.eye(2)]), np.ones(4))
+BAD_INPUT = [
+    ("rank_tol", lambda: cc.BoxSlice([[1.0, 2.0]], rank_tol="abc")),
+    ("fast_path", lambda: cc.BoxSlice([[1.0, 2.0]]).center([1.0], "rcc1", fast_path="no")),
+    ("return_vertices", lambda: cc.BoxSlice([[1.0, 2.0]]).center([1.0], "exact", return_vertices="no")),
+    ("feas_tol", lambda: cc.Polytope(*_BOX, feas_tol=-1)),
+    ("h", lambda: cc.Polytope(_BOX[0], _BOX[1] + 1j)),
+    ("b_eq", lambda: cc.Polytope(*_BOX, b_eq=[1.0])),
+    ("A_eq", lambda: cc.Polytope(*_BOX, A_eq=[[1.0, 0.0]])),
+    ("h", lambda: cc.Polytope(_BOX[0], "abcd")),
+    ("Qs", lambda: cc.QuadraticSet("abc", [[0, 0]], [1])),
+    ("gs", lambda: cc.QuadraticSet([np.eye(2)], [[0, 1j]], [-1])),
+    ("ts", lambda: cc.QuadraticSet([np.eye(2)], [[0, 0]], [np.nan])),
+    ("lo", lambda: cc.BoxSlice([[1.0, 2.0]], lo="abc")),
+    ("method", lambda: cc.BoxSlice([[1.0, 2.0]]).center([1.0], 3)),
+]
+
+
+@pytest.mark.parametrize("name,call", BAD_INPUT, ids=[f"{i}-{n}" for i, (n, _) in enumerate(BAD_INPUT)])
+def test_15_options_and_set_inputs_are_checked_and_named(name, call):
+    with pytest.raises(cc.InvalidInputError, match=name):
+        call()

@@ -117,20 +117,54 @@ def _default_methods(model: VFLModel) -> tuple[str, ...]:
     return ("ls",) if np.linalg.matrix_rank(A) == model.n_passive else ("half_star",)
 
 
-def agnostic_attack(model: VFLModel, adversary: AdversaryModel, Y: Any, methods: Sequence[str] | None = None,
+def _adversary_scores(model: VFLModel, adversary: Any, Y: np.ndarray) -> tuple[np.ndarray, bool]:
+    """The adversary's score estimates in the model's class order: ``(scores, are_log_scores)``.
+
+    Any fitted object with ``predict_log_proba(Y)`` or ``predict_proba(Y)`` will do (an
+    :class:`AdversaryModel`, a scikit-learn classifier, ...). Its class labels, read from
+    ``classes_`` or ``classes`` when it has them, must be the model's; columns are put in
+    the model's order.
+    """
+    name = type(adversary).__name__
+    if hasattr(adversary, "predict_log_proba"):
+        S, log = adversary.predict_log_proba(Y), True
+    elif hasattr(adversary, "predict_proba"):
+        S, log = adversary.predict_proba(Y), False
+    else:
+        raise InvalidInputError(
+            f"adversary must be a fitted model with predict_proba(Y) or predict_log_proba(Y) on the active "
+            f"features; got {name}")
+    S = as_2d(f"{name}'s scores", S, n_rows=Y.shape[0], finite=False)
+    k = model.n_classes
+    classes = getattr(adversary, "classes_", getattr(adversary, "classes", None))
+    if classes is not None:
+        classes = np.asarray(classes)
+        if classes.shape != (k,) or set(classes.tolist()) != set(np.asarray(model.classes).tolist()):
+            raise InvalidInputError(
+                f"adversary's classes must be the model's {np.asarray(model.classes).tolist()}; "
+                f"got {classes.tolist()} from {name}")
+        order = [int(np.flatnonzero(classes == c)[0]) for c in model.classes]
+        S = S[:, order]
+    elif S.shape[1] != k:
+        raise InvalidInputError(f"adversary must give {k} scores per row (one per class); {name} gave {S.shape[1]}")
+    return S, log
+
+
+def agnostic_attack(model: VFLModel, adversary: Any, Y: Any, methods: Sequence[str] | None = None,
                     *, prior_mean: Any = None, rng: Any = 0) -> AttackResult:
     """Reconstruct the passive features with the adversary's estimated scores only.
 
     ``model`` supplies ``W_act, W_pas, b`` (what the active party is told);
-    the real scores are never read. ``methods=None`` uses ``ls`` when
-    rank(A) = d and ``half_star`` otherwise.
+    the real scores are never read. ``adversary`` is any fitted model of the labels on
+    the active features with ``predict_log_proba(Y)`` or ``predict_proba(Y)``: an
+    :class:`AdversaryModel` from :func:`train_adversary_model`, or e.g. a scikit-learn
+    classifier the adversary trained itself (its ``classes_`` must be the model's).
+    ``methods=None`` uses ``ls`` when rank(A) = d and ``half_star`` otherwise.
     """
-    if not isinstance(adversary, AdversaryModel):
-        raise InvalidInputError(f"adversary must be an AdversaryModel; got {type(adversary).__name__}")
     methods = tuple(methods) if methods is not None else _default_methods(model)
-    Y = as_2d("Y", Y, n_cols=model.n_active)
-    est = adversary.predict_log_proba(Y)
-    system = scores_to_system(model, est, Y, log_scores=True)
+    Y = as_2d("Y", Y, n_cols=model.n_active, cols="one per active feature")
+    est, log = _adversary_scores(model, adversary, Y)
+    system = scores_to_system(model, est, Y, log_scores=log)
     recon, status, radii, times = reconstruct(system.A, np.nan_to_num(system.B), system.valid, methods,
                                               prior_mean=prior_mean, rng=rng)
     return AttackResult(recon, status, radii, system.flags, times, system)

@@ -27,7 +27,7 @@ import numpy as np
 
 import chebcenter as cc
 
-from ._validate import InvalidInputError, as_2d
+from ._validate import InvalidInputError, as_2d, as_active
 from .attacks import AttackResult
 from .mapping import checked_log_scores, difference_matrix
 
@@ -41,7 +41,7 @@ def _shifted_scores(W_act, scores, Y, log_scores):
     k = W_act.shape[0]
     S = np.asarray(scores, dtype=float)
     L, flags = checked_log_scores(S, k, log_scores=log_scores)
-    Y = as_2d("Y", np.asarray(Y, dtype=float).reshape(S.shape[0], -1), n_cols=W_act.shape[1])
+    Y = as_active("Y", Y, S.shape[0] if S.ndim == 2 else 0, W_act.shape[1])
     J = difference_matrix(k)
     return L @ J.T - Y @ (J @ W_act).T, flags
 

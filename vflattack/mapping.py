@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import InvalidInputError, as_2d
+from ._validate import InvalidInputError, as_2d, as_active
 from .model import VFLModel
 
 __all__ = ["LinearSystem", "ScoreFlag", "checked_log_scores", "difference_matrix", "scores_to_system"]
@@ -121,7 +121,7 @@ def scores_to_system(model: VFLModel, scores: Any, Y: Any, *, log_scores: bool =
     S = np.asarray(scores, dtype=np.float64)
     N = S.shape[0] if S.ndim == 2 else 0
     L, flags = checked_log_scores(S, k, log_scores=log_scores, sum_tol=sum_tol)
-    Y = as_2d("Y", np.asarray(Y, dtype=float).reshape(N, -1), n_cols=model.n_active)
+    Y = as_active("Y", Y, N, model.n_active)
     J = difference_matrix(k)
     A = J @ model.W_pas
     B = L @ J.T - Y @ (J @ model.W_act).T - J @ model.b

@@ -15,7 +15,7 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import log_softmax
 
-from ._validate import InvalidInputError, as_2d, as_labels
+from ._validate import InvalidInputError, as_2d, as_active, as_array, as_labels
 
 __all__ = ["VFLModel", "fit_softmax", "train_vfl_model"]
 
@@ -53,11 +53,9 @@ class VFLModel:
         k = W_pas.shape[0]
         if k < 2:
             raise InvalidInputError(f"W_pas must have k >= 2 rows (one per class); got shape {W_pas.shape}")
-        W_act = np.asarray(self.W_act, dtype=np.float64)
-        if W_act.ndim == 2 and W_act.shape[0] == k and W_act.shape[1] == 0:
-            W_act = np.zeros((k, 0))
-        W_act = as_2d("W_act", W_act, n_rows=k) if W_act.size else np.zeros((k, 0))
-        b = np.asarray(self.b, dtype=np.float64)
+        W_act = as_array("W_act", self.W_act)
+        W_act = as_2d("W_act", W_act, n_rows=k, rows="one per class, like W_pas") if W_act.size else np.zeros((k, 0))
+        b = as_array("b", self.b)
         if b.shape != (k,) or not np.all(np.isfinite(b)):
             raise InvalidInputError(f"b must be a finite array of shape ({k},); got shape {b.shape}")
         classes = np.arange(k) if self.classes is None else np.asarray(self.classes)
@@ -82,8 +80,8 @@ class VFLModel:
 
     def logits(self, Y: Any, X: Any) -> np.ndarray:
         """``z = Y W_act^T + X W_pas^T + b``, shape (N, k)."""
-        X = as_2d("X", X, n_cols=self.n_passive)
-        Y = as_2d("Y", np.asarray(Y, dtype=float).reshape(X.shape[0], -1), n_cols=self.n_active)
+        X = as_2d("X", X, n_cols=self.n_passive, cols="one per passive feature")
+        Y = as_active("Y", Y, X.shape[0], self.n_active)
         return Y @ self.W_act.T + X @ self.W_pas.T + self.b
 
     def predict_log_proba(self, Y: Any, X: Any) -> np.ndarray:
@@ -118,12 +116,29 @@ class VFLModel:
         >>> np.allclose(m.predict_proba(F[:, [0]], F[:, [1]]), clf.predict_proba(F))
         True
         """
-        coef = np.atleast_2d(np.asarray(getattr(clf, "coef_", None), dtype=float))
-        if coef.ndim != 2 or coef.size == 0 or not hasattr(clf, "intercept_"):
-            raise InvalidInputError("clf must be a fitted linear classifier with coef_ and intercept_")
-        intercept = np.asarray(clf.intercept_, dtype=float).ravel()
+        name = type(clf).__name__
+        classes = getattr(clf, "classes_", None)
+        if not hasattr(clf, "coef_") or not hasattr(clf, "intercept_") or classes is None:
+            raise InvalidInputError(
+                f"clf must be a fitted linear classifier (coef_, intercept_ and classes_, e.g. a fitted "
+                f"LogisticRegression); got {name} without {'coef_' if not hasattr(clf, 'coef_') else 'classes_'}")
+        coef = as_array("clf.coef_", clf.coef_)
+        intercept = as_array("clf.intercept_", clf.intercept_)
+        classes = np.asarray(classes)
+        k = classes.size
+        if coef.ndim != 2 or intercept.ndim != 1 or k < 2 or coef.shape[0] != (1 if k == 2 else k) \
+                or intercept.shape[0] != coef.shape[0]:
+            raise InvalidInputError(
+                f"clf must be a fitted logistic classifier: coef_ of shape (1, F) for 2 classes or (k, F) for k > 2, "
+                f"intercept_ to match; got {name} with {k} classes, coef_ {coef.shape}, intercept_ {intercept.shape}")
+        if not (np.all(np.isfinite(coef)) and np.all(np.isfinite(intercept))):
+            raise InvalidInputError(f"clf's coef_ and intercept_ must be finite; {name} has NaN or inf")
         n_feat = coef.shape[1]
-        passive = np.asarray(passive_columns, dtype=np.int64).ravel()
+        raw = np.asarray(passive_columns)
+        if raw.ndim != 1 or raw.dtype.kind not in "iu" and not (raw.dtype.kind == "f" and np.all(raw == np.round(raw))):
+            raise InvalidInputError(
+                f"passive_columns must be a 1-D list of integer column indices; got {passive_columns!r}")
+        passive = raw.astype(np.int64)
         if passive.size == 0 or passive.min() < 0 or passive.max() >= n_feat or np.unique(passive).size != passive.size:
             raise InvalidInputError(
                 f"passive_columns must be distinct indices in [0, {n_feat}); got {passive.tolist()}")
@@ -131,7 +146,6 @@ class VFLModel:
         if coef.shape[0] == 1:  # binary: logits (0, w^T f + beta)
             coef = np.vstack([np.zeros(n_feat), coef[0]])
             intercept = np.array([0.0, intercept[0]])
-        classes = getattr(clf, "classes_", None)
         return cls(coef[:, active], coef[:, passive], intercept, classes)
 
 
@@ -181,7 +195,7 @@ def train_vfl_model(Y: Any, X: Any, labels: Any, *, l2: float = 1e-3, max_iter: 
     """
     X = as_2d("X", X)
     N = X.shape[0]
-    Y = as_2d("Y", np.asarray(Y, dtype=float).reshape(N, -1))
+    Y = as_active("Y", Y, N, None)
     codes, classes = as_labels("labels", labels, N)
     if not (np.isfinite(l2) and l2 >= 0):
         raise InvalidInputError(f"l2 must be a finite number >= 0; got {l2!r}")
