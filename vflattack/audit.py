@@ -17,13 +17,14 @@ import json
 import pathlib
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Sequence
+from typing import Any, ClassVar, Sequence
 
 import numpy as np
 
 import chebcenter as cc
 
 from . import datasets
+from ._reportdir import report_dir
 from ._validate import InvalidInputError
 from .attacks import BASELINES, DEFAULT_METHODS, whitebox_attack
 from .model import train_vfl_model
@@ -64,6 +65,8 @@ def split_rows(n: int, predict_fraction: float, n_predictions: int | None, rng: 
     n_pred = int(round(predict_fraction * n))
     pred, train = perm[:n_pred], perm[n_pred:]
     if n_predictions is not None:
+        if isinstance(n_predictions, bool) or not isinstance(n_predictions, (int, np.integer)) or n_predictions < 1:
+            raise InvalidInputError(f"n_predictions must be a positive integer or None; got {n_predictions!r}")
         pred = pred[: int(n_predictions)]
     return np.sort(train), np.sort(pred)
 
@@ -96,6 +99,7 @@ class AuditReport:
 
     records: list
     config: dict
+    kind: ClassVar[str] = "audit"
 
     def methods(self) -> list[str]:
         return list(self.records[0].mse) if self.records else []
@@ -141,9 +145,18 @@ class AuditReport:
         return "\n".join(out).lstrip("\n")
 
     def write(self, out_dir: Any) -> dict:
-        """Write ``report.json``, ``mse.csv`` and PNG plots into ``out_dir``; return the paths."""
-        out = pathlib.Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
+        """Write ``report.json``, ``mse.csv``, PNG plots and ``manifest.json`` into ``out_dir``.
+
+        The directory is written atomically (built beside it, renamed into place, the
+        manifest written last); it must be new, empty, or a previous report. Returns the
+        paths of the files written.
+        """
+        with report_dir(out_dir) as tmp:
+            paths = self._write_files(tmp)
+        final = pathlib.Path(out_dir)
+        return {k: str(final / pathlib.Path(v).relative_to(tmp)) for k, v in paths.items()}
+
+    def _write_files(self, out: pathlib.Path) -> dict:
         paths = {"json": out / "report.json", "csv": out / "mse.csv"}
         payload = {"config": self.config, "summary": self.summary(),
                    "records": [_jsonable(asdict(r)) for r in self.records]}

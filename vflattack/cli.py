@@ -19,9 +19,34 @@ import chebcenter as cc
 
 from . import datasets
 from .attacks import BASELINES, DEFAULT_METHODS
+from ._reportdir import MANIFEST, check_out_dir, report_dir
 from .audit import run_audit
 
 ALL_METHODS = cc.METHODS + BASELINES
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer; got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer; got {value}")
+    return value
+
+
+def _float_in(low: float, high: float = float("inf"), low_open: bool = True):
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a number; got {text!r}") from None
+        ok = (value > low if low_open else value >= low) and value <= high and value == value
+        if not ok:
+            interval = f"{'(' if low_open else '['}{low:g}, {high:g}]"
+            raise argparse.ArgumentTypeError(f"must be a number in {interval}; got {text}")
+        return value
+    return parse
 
 
 def _common(p):
@@ -32,10 +57,11 @@ def _common(p):
                    metavar="METHOD", help=f"estimators to run (default: all of {', '.join(ALL_METHODS)})")
     p.add_argument("--seeds", nargs="+", type=int, default=[0],
                    help="seeds of the column shuffle, row split and training (default: 0)")
-    p.add_argument("--predictions", type=int, default=None, metavar="N",
+    p.add_argument("--predictions", type=_positive_int, default=None, metavar="N",
                    help="use at most N prediction rows (default: all of the 20%% prediction split)")
     p.add_argument("--out", default=None, metavar="DIR",
-                   help="write report.json, mse.csv and PNG plots (MSE vs d, per-feature errors) into DIR")
+                   help="write report.json, mse.csv, PNG plots (MSE vs d, per-feature errors) and manifest.json into DIR "
+                        "(new, empty, or a previous report, which is replaced; written atomically)")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
 
@@ -50,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "min-max scaled, seeded shuffle, the last d columns passive, 80/20 train/prediction split.")
     audit.add_argument("--dataset", default="breast_cancer", choices=datasets.NAMES,
                        help="dataset (default: breast_cancer, bundled with scikit-learn)")
-    audit.add_argument("--passive", nargs="+", type=int, default=[10], metavar="D",
+    audit.add_argument("--passive", nargs="+", type=_positive_int, default=[10], metavar="D",
                        help="number(s) of passive features d (default: 10); several values draw the MSE-vs-d plot")
     audit.add_argument("--passive-columns", nargs="+", default=None, metavar="COL",
                        help="the passive party's columns by index or feature name (overrides --passive)")
@@ -61,11 +87,11 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--defence", nargs="+", default=[], choices=["random", "optimised"],
                        help="score-preserving defences: disclose W_pas R (R orthogonal: random or optimised against "
                             "the adversary) and report adversary MSE vs distortion budget")
-    audit.add_argument("--epsilons", nargs="+", type=float, default=[0.05, 0.1, 0.25, 0.5, 1.0], metavar="E",
+    audit.add_argument("--epsilons", nargs="+", type=_float_in(0.0), default=[0.05, 0.1, 0.25, 0.5, 1.0], metavar="E",
                        help="distortion budgets as fractions of ||W_pas||_F (default: 0.05 0.1 0.25 0.5 1)")
-    audit.add_argument("--observed", type=int, default=100, metavar="N",
+    audit.add_argument("--observed", type=_positive_int, default=100, metavar="N",
                        help="real scores the agnostic adversary observed earlier to refine its model (default 100)")
-    audit.add_argument("--lam", type=float, default=1.0, help="weight of the observed-score loss in the RAM (default 1)")
+    audit.add_argument("--lam", type=_float_in(0.0, low_open=False), default=1.0, help="weight of the observed-score loss in the RAM (default 1)")
     _common(audit)
     sweep = sub.add_parser(
         "sweep", help="the papers' experiment: MSE vs number of passive features, per dataset",
@@ -73,9 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "MSE-vs-d curves (table, JSON, CSV, plots).")
     sweep.add_argument("--datasets", nargs="+", default=["bank", "adult", "satellite", "pendigits", "grid"],
                        choices=datasets.NAMES, metavar="NAME", help="datasets (default: the five UCI datasets)")
-    sweep.add_argument("--max-passive", type=int, default=10, metavar="D",
+    sweep.add_argument("--max-passive", type=_positive_int, default=10, metavar="D",
                        help="largest d (default 10; capped at the dataset's feature count - 1)")
-    sweep.add_argument("--step", type=int, default=1, help="step between d values (default 1)")
+    sweep.add_argument("--step", type=_positive_int, default=1, help="step between d values (default 1)")
     _common(sweep)
     ki = sub.add_parser(
         "known-input", help="known-input attack on distance-preserving perturbation (and on the VFL defence)",
@@ -86,18 +112,36 @@ def build_parser() -> argparse.ArgumentParser:
     ki.add_argument("--dataset", default="pendigits", choices=datasets.NAMES,
                     help="records to perturb (default pendigits, 16 features; needs --data-dir for UCI data)")
     ki.add_argument("--data-dir", default=None)
-    ki.add_argument("--known", type=int, default=4, help="number of known original records (default 4)")
-    ki.add_argument("--epsilon", type=float, default=0.07, help="relative error of a breach (default 0.07)")
-    ki.add_argument("--trials", type=int, default=10, help="independent perturbations/attacker draws (default 10)")
-    ki.add_argument("--records", type=int, default=None, metavar="M", help="use at most M records (default all)")
+    ki.add_argument("--known", type=_positive_int, default=4, help="number of known original records (default 4)")
+    ki.add_argument("--epsilon", type=_float_in(0.0), default=0.07, help="relative error of a breach (default 0.07)")
+    ki.add_argument("--trials", type=_positive_int, default=10, help="independent perturbations/attacker draws (default 10)")
+    ki.add_argument("--records", type=_positive_int, default=None, metavar="M", help="use at most M records (default all)")
     ki.add_argument("--translation", action="store_true", help="perturb with a random translation as well")
     ki.add_argument("--normalize", action="store_true", help="min-max scale the records first (default: raw values)")
     ki.add_argument("--vfl", action="store_true", help="attack the VFL orthogonal defence instead")
-    ki.add_argument("--passive", type=int, default=8, help="--vfl: passive features d (default 8)")
+    ki.add_argument("--passive", type=_positive_int, default=8, help="--vfl: passive features d (default 8)")
     ki.add_argument("--seed", type=int, default=0)
-    ki.add_argument("--out", default=None, metavar="DIR", help="write known_input.json into DIR")
+    ki.add_argument("--out", default=None, metavar="DIR",
+                    help="write known_input.json and manifest.json into DIR (atomically, as for audit)")
     sweep.set_defaults(methods=["half", "ls", "half_star", "rcc2", "random", "mean"], predictions=1000)
     return parser
+
+
+def _fail(exc: Exception) -> int:
+    print(f"vflattack: {exc}", file=sys.stderr)
+    return 1 if isinstance(exc, datasets.DatasetError) else 2
+
+
+def _write(out, writers) -> None:
+    """Run ``writers`` (callables taking a directory) into one atomically published report."""
+    import pathlib
+
+    final = pathlib.Path(out)
+    with report_dir(final) as tmp:
+        written = [p for w in writers for p in w(tmp)]
+    for p in sorted(written, key=str):
+        print(f"wrote {final / pathlib.Path(p).relative_to(tmp)}")
+    print(f"wrote {final / MANIFEST} (the report is complete)")
 
 
 def main(argv=None) -> int:
@@ -105,28 +149,31 @@ def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     progress = not getattr(args, "no_progress", False)
+    if args.out is not None:  # before any work: an unusable --out fails now, not after the computation
+        try:
+            check_out_dir(args.out)
+        except cc.InvalidInputError as exc:
+            return _fail(exc)
     if args.command == "known-input":
         from .experiments import run_known_input
 
         try:
             result = run_known_input(args)
         except (datasets.DatasetError, cc.InvalidInputError) as exc:
-            print(f"vflattack: {exc}", file=sys.stderr)
-            return 1 if isinstance(exc, datasets.DatasetError) else 2
+            return _fail(exc)
         print(result["table"])
-        if args.out:
+        if args.out is not None:
             import json
-            import pathlib
 
-            out = pathlib.Path(args.out)
-            out.mkdir(parents=True, exist_ok=True)
-            (out / "known_input.json").write_text(json.dumps({k: v for k, v in result.items() if k != "table"}, indent=1))
-            print(f"wrote {out / 'known_input.json'}")
+            def known_json(tmp):
+                path = tmp / "known_input.json"
+                path.write_text(json.dumps({k: v for k, v in result.items() if k != "table"}, indent=1))
+                return [path]
+
+            _write(args.out, [known_json])
         return 0
     try:
         if args.command == "audit":
-            if any(d < 1 for d in args.passive):
-                parser.error("--passive values must be >= 1")
             reports = []
             if "whitebox" in args.attacks:
                 reports.append(run_audit(args.dataset, args.passive, args.methods, args.seeds, args.predictions,
@@ -140,33 +187,37 @@ def main(argv=None) -> int:
                         args.epsilons if args.defence else (), args.defence, relative=True,
                         blackbox="blackbox" in args.attacks))
         else:
-            if args.max_passive < 1 or args.step < 1:
-                parser.error("--max-passive and --step must be >= 1")
             reports = []
             for name in args.datasets:
                 F, _ = datasets.load(name, args.data_dir)
                 ds = list(range(1, min(args.max_passive, F.shape[1] - 1) + 1, args.step))
                 reports.append(run_audit(name, ds, args.methods, args.seeds, args.predictions,
                                          args.data_dir, progress=progress))
-    except datasets.DatasetError as exc:
-        print(f"vflattack: {exc}", file=sys.stderr)
-        return 1
-    except cc.InvalidInputError as exc:
-        print(f"vflattack: {exc}", file=sys.stderr)
-        return 2
+    except (datasets.DatasetError, cc.InvalidInputError) as exc:
+        return _fail(exc)
     for rep in reports:
         print(rep.table())
         print()
-    if args.out:
+    if args.out is not None:
         import pathlib
 
-        datasets_seen = {rep.config["dataset"] for rep in reports}
+        several_datasets = len({rep.config["dataset"] for rep in reports}) > 1
+        several_d = args.command == "audit" and len(args.passive) > 1
+        writers = []
         for rep in reports:
-            sub = pathlib.Path(args.out) if len(datasets_seen) == 1 else pathlib.Path(args.out) / rep.config["dataset"]
-            if "n_passive" in rep.config and not isinstance(rep.config["n_passive"], list) and len(args.passive or []) > 1:
+            sub = pathlib.Path(rep.config["dataset"]) if several_datasets else pathlib.Path()
+            if several_d and rep.kind == "threats":
                 sub = sub / f"d{rep.config['n_passive']}"
-            paths = rep.write(sub)
-            print(f"wrote {', '.join(sorted(paths.values()))}")
+
+            def writer(tmp, rep=rep, sub=sub):
+                (tmp / sub).mkdir(parents=True, exist_ok=True)
+                return list(rep._write_files(tmp / sub).values())
+
+            writers.append(writer)
+        try:
+            _write(args.out, writers)
+        except cc.InvalidInputError as exc:  # --out changed under us while computing
+            return _fail(exc)
     return 0
 
 

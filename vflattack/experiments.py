@@ -33,6 +33,8 @@ def run_known_input(args) -> dict:
         F, labels = F[: args.records], labels[: args.records]
     if args.vfl:
         return _vfl(F, labels, args, rng)
+    if args.known > F.shape[0]:
+        raise InvalidInputError(f"--known must be at most the number of records ({F.shape[0]}); got {args.known}")
     rows = []
     for t in range(args.trials):
         Y, M_T, perm, v = perturb(F, rng, args.translation)
@@ -72,6 +74,9 @@ def _vfl(F, labels, args, rng) -> dict:
     if model.n_classes - 1 < args.passive:
         raise InvalidInputError(f"--vfl needs d <= k - 1 = {model.n_classes - 1} passive features; got {args.passive}")
     Y, X = F[pred][:, active], F[pred][:, passive]
+    if args.known > X.shape[0]:
+        raise InvalidInputError(
+            f"--known must be at most the number of prediction records ({X.shape[0]}); got {args.known}")
     dfn = orthogonal_defence(model, F[train][:, passive], 0.5 * np.linalg.norm(model.W_pas), rng=args.seed)
     known = rng.choice(X.shape[0], args.known, replace=False)
     t0 = time.perf_counter()

@@ -19,13 +19,14 @@ import csv
 import json
 import pathlib
 from dataclasses import asdict, dataclass, field
-from typing import Any, Sequence
+from typing import Any, ClassVar, Sequence
 
 import numpy as np
 
 import chebcenter as cc
 
 from . import datasets
+from ._reportdir import report_dir
 from ._validate import InvalidInputError
 from .agnostic import agnostic_decomposition, refine_adversary_model, train_adversary_model
 from .audit import _jsonable, split_columns, split_rows
@@ -57,8 +58,11 @@ class ThreatRecord:
 
 @dataclass
 class ThreatReport:
+    """The black-box, agnostic and defence records of one d, with the same writers as an audit."""
+
     records: list
     config: dict
+    kind: ClassVar[str] = "threats"
 
     def table(self) -> str:
         out = []
@@ -82,8 +86,16 @@ class ThreatReport:
         return "\n".join(out)
 
     def write(self, out_dir: Any) -> dict:
-        out = pathlib.Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
+        """Write ``threats.json``, ``tradeoff.csv``, PNG plots and ``manifest.json`` atomically.
+
+        As :meth:`vflattack.audit.AuditReport.write`; returns the paths of the files written.
+        """
+        with report_dir(out_dir) as tmp:
+            paths = self._write_files(tmp)
+        final = pathlib.Path(out_dir)
+        return {k: str(final / pathlib.Path(v).relative_to(tmp)) for k, v in paths.items()}
+
+    def _write_files(self, out: pathlib.Path) -> dict:
         paths = {"threats_json": out / "threats.json", "tradeoff_csv": out / "tradeoff.csv"}
         paths["threats_json"].write_text(json.dumps({"config": self.config,
                                                      "records": [_jsonable(asdict(r)) for r in self.records]}, indent=1))

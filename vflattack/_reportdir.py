@@ -1,0 +1,135 @@
+"""Report directories written atomically, with a manifest written last.
+
+A report is built in a hidden temporary sibling of its final path and renamed into
+place only when every file is written; ``manifest.json`` (each file's size and SHA-256)
+is the last file written before the rename. So a directory at the final path is always
+a complete report, and an interrupted run (an exception, Ctrl-C) leaves nothing behind
+but the previous report, if there was one. A run killed outright (SIGKILL, power loss)
+can leave a ``.<name>.partial-*`` sibling, never a report that looks complete.
+
+The final path may be new, an empty directory, or a previous report (a directory
+holding our ``manifest.json``), which is replaced. Anything else is refused, so a
+report never overwrites a user's files.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import pathlib
+import shutil
+import sys
+import tempfile
+import time
+from typing import Iterator
+
+from ._validate import InvalidInputError
+
+__all__ = ["MANIFEST", "check_out_dir", "report_dir", "verify_report", "write_manifest"]
+
+MANIFEST = "manifest.json"
+
+
+def _is_report(path: pathlib.Path) -> bool:
+    try:
+        return json.loads((path / MANIFEST).read_text()).get("tool") == "vflattack"
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def check_out_dir(value: str | os.PathLike, flag: str = "--out") -> pathlib.Path:
+    """Check, before any work, that a report can be written at ``value``; return the path.
+
+    Raises :class:`InvalidInputError` naming ``flag`` if the path is empty, is a file, is a
+    non-empty directory that is not a previous report, or if its parent is not writable
+    (probed by creating and removing a temporary directory there).
+    """
+    if value is None or str(value).strip() == "":
+        raise InvalidInputError(f"{flag} must name a directory; got an empty path")
+    path = pathlib.Path(value).expanduser()
+    if path.exists():
+        if not path.is_dir():
+            raise InvalidInputError(f"{flag} {str(path)!r} is a file; give a directory (new, empty, or a previous "
+                                    "vflattack report, which is replaced)")
+        if any(path.iterdir()) and not _is_report(path):
+            raise InvalidInputError(f"{flag} {str(path)!r} is a non-empty directory that is not a vflattack report; "
+                                    "give a new or empty directory (a previous report there would be replaced)")
+    parent = path.absolute().parent
+    existing = parent
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise InvalidInputError(f"{flag} {str(path)!r}: {str(existing)!r} is a file, not a directory")
+    try:
+        probe = tempfile.mkdtemp(prefix=".vflattack-probe-", dir=existing)
+    except OSError as exc:
+        raise InvalidInputError(f"{flag} {str(path)!r} is not writable: cannot create files in "
+                                f"{str(existing)!r} ({exc.strerror})") from exc
+    os.rmdir(probe)
+    return path
+
+
+def _sha256(path: pathlib.Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def write_manifest(root: pathlib.Path, extra: dict | None = None) -> pathlib.Path:
+    """``manifest.json`` listing every file under ``root`` (path, bytes, sha256)."""
+    from . import __version__
+
+    files = sorted(p for p in root.rglob("*") if p.is_file() and p.name != MANIFEST)
+    payload = {"tool": "vflattack", "version": __version__, "complete": True,
+               "written": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "command": sys.argv[1:],
+               **(extra or {}),
+               "files": [{"path": p.relative_to(root).as_posix(), "bytes": p.stat().st_size, "sha256": _sha256(p)}
+                         for p in files]}
+    out = root / MANIFEST
+    out.write_text(json.dumps(payload, indent=1))
+    return out
+
+
+@contextlib.contextmanager
+def report_dir(final: str | os.PathLike, extra: dict | None = None) -> Iterator[pathlib.Path]:
+    """Yield a temporary directory to write a report into; publish it at ``final`` on success.
+
+    On success the manifest is written last and the directory renamed to ``final`` (a
+    previous report there is moved aside first and removed after). On any exception,
+    KeyboardInterrupt included, the temporary directory is removed and ``final`` is left
+    as it was.
+    """
+    final = check_out_dir(final)
+    final.absolute().parent.mkdir(parents=True, exist_ok=True)
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix=f".{final.name}.partial-", dir=final.absolute().parent))
+    try:
+        yield tmp
+        write_manifest(tmp, extra)
+        old = None
+        if final.exists():
+            old = final.absolute().parent / f".{final.name}.old-{os.getpid()}-{time.monotonic_ns()}"
+            os.replace(final, old)
+        try:
+            os.replace(tmp, final)
+        except BaseException:
+            if old is not None:
+                os.replace(old, final)
+            raise
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def verify_report(path: str | os.PathLike) -> bool:
+    """True if ``path`` holds a complete report: a manifest whose files all match it."""
+    root = pathlib.Path(path)
+    if not _is_report(root):
+        return False
+    payload = json.loads((root / MANIFEST).read_text())
+    return all((root / f["path"]).is_file() and _sha256(root / f["path"]) == f["sha256"] for f in payload["files"])
