@@ -15,7 +15,6 @@ report never overwrites a user's files.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import pathlib
@@ -26,6 +25,7 @@ import time
 from typing import Iterator
 
 from ._validate import InvalidInputError
+from .datasets import _sha256
 
 __all__ = ["MANIFEST", "check_out_dir", "report_dir", "verify_report", "write_manifest"]
 
@@ -69,14 +69,6 @@ def check_out_dir(value: str | os.PathLike, flag: str = "--out") -> pathlib.Path
                                 f"{str(existing)!r} ({exc.strerror})") from exc
     os.rmdir(probe)
     return path
-
-
-def _sha256(path: pathlib.Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def write_manifest(root: pathlib.Path, extra: dict | None = None) -> pathlib.Path:
