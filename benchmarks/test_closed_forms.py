@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import planted
 
 import chebcenter as cc
-from conftest import planted
 
 GRID = [(d, m) for d in (8, 16, 32, 64, 128) for m in (1, 5, 9)]
 

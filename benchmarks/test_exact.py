@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import sys
 import pathlib
+import sys
 
 import numpy as np
 import pytest
+from conftest import planted, quiet
 
 import chebcenter as cc
-from conftest import planted, quiet
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests"))
 from reference import brute_vertices, meb_socp  # noqa: E402

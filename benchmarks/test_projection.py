@@ -6,10 +6,10 @@ from __future__ import annotations
 import cvxpy as cp
 import numpy as np
 import pytest
+from conftest import planted, quiet
 from scipy.optimize import lsq_linear
 
 import chebcenter as cc
-from conftest import planted, quiet
 
 
 def cvxpy_fresh(A, B):

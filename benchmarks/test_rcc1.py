@@ -6,9 +6,9 @@ from __future__ import annotations
 import cvxpy as cp
 import numpy as np
 import pytest
+from conftest import planted, quiet
 
 import chebcenter as cc
-from conftest import planted, quiet
 
 
 def fresh_sdp(A, b, solver):

@@ -26,8 +26,7 @@ from scipy.optimize import linprog
 
 from . import _kernels as kernels
 from ._errors import InvalidInputError
-from ._validate import (as_batch_rhs, as_bounds, as_matrix, as_positive_float, as_rhs, check_choice,
-                        check_options)
+from ._validate import as_batch_rhs, as_bounds, as_matrix, as_positive_float, as_rhs, check_choice, check_options
 from .methods import REGISTRY, Context
 from .results import BatchResult, CenterResult, Status
 

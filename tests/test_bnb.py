@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from reference import brute_vertices
 
 import chebcenter as cc
 from chebcenter._bnb import knapsack_lp
-from reference import brute_vertices
 
 
 @pytest.mark.parametrize("seed", range(6))

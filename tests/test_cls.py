@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import lsq_linear
+from strategies import instances, scaled
 
 import chebcenter as cc
-from strategies import instances, scaled
 
 #: the port takes SciPy's decisions; its subproblems are solved by Householder QR instead of
 #: gelsd when safely full rank (unique minimum-norm solution), so the two differ by rounding:

@@ -33,10 +33,10 @@ import os
 
 import numpy as np
 import pytest
-
-import chebcenter as cc
 from reference import brute_vertices, meb_socp
 from tolerances import TOL
+
+import chebcenter as cc
 
 SCALES = (1e-12, 1e-6, 1e-2, 1.0, 1e3, 1e6, 1e12)
 METHODS = ("half_star", "ls", "cls", "rcc1", "rcc2", "exact")

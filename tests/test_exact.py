@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from reference import assert_center_close, brute_vertices, meb_socp, worst_error
+from strategies import instances, scaled
+from tolerances import TOL
 
 import chebcenter as cc
 from chebcenter._exact_kernels import min_enclosing_ball
 from chebcenter.methods.exact import candidate_count, slice_vertices
-from reference import assert_center_close, brute_vertices, meb_socp, worst_error
-from strategies import instances, scaled
-from tolerances import TOL
 
 
 def _same_set(V1, V2, tol):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from tolerances import TOL
 
 import chebcenter as cc
 from chebcenter import _kernels as K
-from tolerances import TOL
 
 
 @pytest.mark.parametrize("m,d,N", [(1, 5, 10), (3, 8, 100), (6, 6, 7), (9, 32, 50)])

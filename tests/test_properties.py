@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-import chebcenter as cc
 from reference import brute_vertices, worst_error
 from strategies import instances, scaled
 from tolerances import TOL
+
+import chebcenter as cc
 
 
 @st.composite

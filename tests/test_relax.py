@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-import chebcenter as cc
-from chebcenter.methods.relax import rcc1_certificate
 from reference import brute_vertices, rcc1_primal, rcc2_qp, worst_error
 from strategies import instances, scaled
 from tolerances import TOL
+
+import chebcenter as cc
+from chebcenter.methods.relax import rcc1_certificate
 
 
 def test_spec_segment_example_rcc1_is_not_always_better_than_half_star():

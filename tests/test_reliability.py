@@ -10,9 +10,9 @@ import threading
 
 import numpy as np
 import pytest
+from reference import brute_vertices, meb_socp
 
 import chebcenter as cc
-from reference import brute_vertices, meb_socp
 
 
 def _worst(A, b, lo, hi, c):

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-import chebcenter as cc
 from reference import meb_socp, worst_error
 from strategies import instances, scaled
+
+import chebcenter as cc
 
 
 @settings(max_examples=scaled(15))

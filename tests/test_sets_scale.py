@@ -15,9 +15,9 @@ import itertools
 
 import numpy as np
 import pytest
+from reference import meb_socp, worst_error
 
 import chebcenter as cc
-from reference import meb_socp, worst_error
 
 SCALES = (1e-12, 1e-6, 1e-2, 1.0, 1e3, 1e6, 1e12)
 EQUI = 1e-7

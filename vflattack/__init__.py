@@ -9,8 +9,13 @@ estimators to reconstruct the passive party's features.
 from __future__ import annotations
 
 from . import datasets
-from .agnostic import (AdversaryModel, agnostic_attack, agnostic_decomposition, refine_adversary_model,
-                       train_adversary_model)
+from .agnostic import (
+                       AdversaryModel,
+                       agnostic_attack,
+                       agnostic_decomposition,
+                       refine_adversary_model,
+                       train_adversary_model,
+)
 from .attacks import BASELINES, DEFAULT_METHODS, AttackResult, whitebox_attack
 from .blackbox import blackbox_attack, blackbox_projections
 from .defence import Defence, adversary_mse, orthogonal_defence

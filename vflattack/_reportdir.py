@@ -22,7 +22,7 @@ import shutil
 import sys
 import tempfile
 import time
-from typing import Iterator
+from collections.abc import Iterator
 
 from ._validate import InvalidInputError
 from .datasets import _sha256

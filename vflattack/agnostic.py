@@ -14,8 +14,9 @@ Null(A) and Row(A)); see :func:`agnostic_decomposition`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 from scipy.special import log_softmax

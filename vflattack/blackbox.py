@@ -27,7 +27,7 @@ import numpy as np
 
 import chebcenter as cc
 
-from ._validate import InvalidInputError, as_2d, as_active
+from ._validate import InvalidInputError, as_active
 from .attacks import AttackResult
 from .mapping import checked_log_scores, difference_matrix
 

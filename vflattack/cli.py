@@ -18,8 +18,8 @@ import sys
 import chebcenter as cc
 
 from . import datasets
-from .attacks import BASELINES, DEFAULT_METHODS
 from ._reportdir import MANIFEST, check_out_dir, report_dir
+from .attacks import BASELINES, DEFAULT_METHODS
 from .audit import run_audit
 
 ALL_METHODS = cc.METHODS + BASELINES

@@ -40,8 +40,9 @@ import os
 import pathlib
 import urllib.request
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

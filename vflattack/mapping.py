@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import InvalidInputError, as_2d, as_active
+from ._validate import InvalidInputError, as_active
 from .model import VFLModel
 
 __all__ = ["LinearSystem", "ScoreFlag", "checked_log_scores", "difference_matrix", "scores_to_system"]

@@ -8,8 +8,9 @@ intercept ``beta`` is the k = 2 case with ``z = (0, w^T [y; x] + beta)``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 from scipy.optimize import minimize
@@ -97,7 +98,7 @@ class VFLModel:
         return self.classes[np.argmax(self.logits(Y, X), axis=1)]
 
     @classmethod
-    def from_sklearn(cls, clf: Any, passive_columns: Sequence[int]) -> "VFLModel":
+    def from_sklearn(cls, clf: Any, passive_columns: Sequence[int]) -> VFLModel:
         """Split a fitted scikit-learn ``LogisticRegression`` into active and passive parts.
 
         ``clf`` was fitted on the full feature matrix F; ``passive_columns``

@@ -18,8 +18,9 @@ from __future__ import annotations
 import csv
 import json
 import pathlib
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 

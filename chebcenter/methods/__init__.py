@@ -6,8 +6,9 @@ in :mod:`chebcenter.problem` never branches on method names.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 
