@@ -305,30 +305,63 @@ def rcc1_segment_rows(w, C, T, Alpha, Ustar, iterations):
 
 
 @jit
-def certify_rows(W, Q, mid, lo, hi, Alpha, X, Eta, reliable, delta):
-    """The certificate of :func:`chebcenter.methods.relax.rcc1_certificate` for every row.
+def certified_value(M, v, at, s1, s2, n_terms, y):
+    """The EBT certificate from ``M = sum alpha_i Q_i``, ``v = sum alpha_i g_i`` and ``at = alpha^T t``.
 
-    For ANY ``alpha >= 0`` with ``M = W^T D_alpha W >= I`` and every x of the box widened by
-    ``delta`` (``lo - delta <= x <= hi + delta``) on the affine set,
-    ``||x - x(alpha)||^2 <= eta(alpha) = v^T M^{-1} v - alpha^T t``, with
-    ``t_i = (q_i - lo_i + delta)(q_i - hi_i - delta)`` and ``x(alpha) = q - W M^{-1} v``.
-    ``delta`` covers the rounding in q and W (points of the true S_F lie in the widened
-    box on the computed affine set), so eta bounds the true set too. The kernel makes the
-    hypotheses hold in floating point and writes back Alpha (clipped at 0 and scaled by
-    ``1/(lambda_min(M) - margin)`` when ``lambda_min(M)`` is within the eigenvalue
-    rounding ``margin`` of 1, so that M >= I survives that rounding), X and Eta. Eta
-    includes an allowance for its own rounding, ``16 (d + p) eps scale`` with
-    ``scale = (sum_i alpha_i |c_i| ||a_i||)^2 + sum_i alpha_i |t_i|`` (the terms before
-    cancellation). A row is ``reliable`` when eta is not negative beyond that allowance
-    (impossible for a nonempty set) and cancels at most 1e8-fold."""
-    d, p = W.shape
+    The one implementation behind every RCC1 radius (box slices, polytopes, quadratic
+    sets). For ANY ``alpha >= 0`` with ``M >= I``,
+    ``max_{x in set} ||x - x(alpha)||^2 <= eta = v^T M^{-1} v - alpha^T t`` with
+    ``x(alpha) = -M^{-1} v``. If ``lambda_min(M)`` is within the eigenvalue rounding
+    ``margin = 16 (p + 1) eps ||M||_F`` of 1, alpha is scaled by
+    ``f = 1 / (lambda_min - margin)`` (M, v and ``at`` scale with it; ``M^{-1} v`` does not),
+    so that ``M >= I`` survives the rounding. ``eta`` then gets an allowance for its own
+    rounding, ``16 n_terms eps scale`` with ``scale = (f s1)^2 + f s2``: ``s1 = sum alpha_i
+    ||g_i||`` and ``s2 = sum |alpha_i t_i|`` are the terms before cancellation.
+
+    Writes ``y = M^{-1} v`` and returns ``(f, eta + allowance, reliable)``; ``f`` is NaN
+    when M is not positive definite. ``reliable``: eta is not negative beyond the
+    allowance (impossible for a nonempty set) and cancels at most 1e8-fold.
+    """
     eps = 2.220446049250313e-16
+    p = M.shape[0]
+    lam = np.linalg.eigvalsh(M)[0] if p > 0 else 1.0
+    fro = 0.0
+    for i in range(p):
+        for j in range(p):
+            fro += M[i, j] * M[i, j]
+    margin = 16.0 * (p + 1) * eps * math.sqrt(fro)
+    if not (lam - margin > 1e-12):
+        return np.nan, np.nan, False
+    f = 1.0 / (lam - margin) if lam - margin < 1.0 else 1.0
+    L = M * f
+    vf = v * f
+    if not _finite_solve(L, vf, y, p):
+        return np.nan, np.nan, False
+    eta = vf @ y - f * at
+    scale = (f * s1) ** 2 + f * s2
+    allowance = 16.0 * n_terms * eps * scale
+    return f, eta + allowance, eta >= -allowance - 1e-12 and scale <= 1e8 * (1.0 + abs(eta))
+
+
+@jit
+def certify_rows(W, Q, mid, lo, hi, Alpha, X, Eta, reliable, delta):
+    """:func:`certified_value` for every row of a box slice, in u-space ``x = q + W u``.
+
+    Box row i is the quadratic ``(x_i - lo_i + delta)(x_i - hi_i - delta) <= 0``, so
+    ``Q_i = w_i w_i^T`` (w_i the i-th row of W), ``g_i = c_i w_i`` with ``c = q - m``, and
+    ``t_i = (q_i - lo_i + delta)(q_i - hi_i - delta)``: ``M = W^T D_alpha W``. ``delta``
+    widens the box to cover the rounding in q and W (points of the true S_F lie in the
+    widened box on the computed affine set), so eta bounds the true set too. Writes back
+    Alpha (clipped at 0, zero on rows of W that are 0, scaled by the certificate's f),
+    the centers ``X = q - W M^{-1} v`` and Eta (NaN where M is not positive definite)."""
+    d, p = W.shape
     norms = np.empty(d)
     for i in range(d):
         s = 0.0
         for k in range(p):
             s += W[i, k] * W[i, k]
         norms[i] = math.sqrt(s)
+    y = np.empty(p)
     for n in range(Q.shape[0]):
         alpha = Alpha[n]
         ok = True
@@ -343,36 +376,57 @@ def certify_rows(W, Q, mid, lo, hi, Alpha, X, Eta, reliable, delta):
         Eta[n] = np.nan
         if not ok:
             continue
-        M = (W.T * alpha) @ W
-        lam = np.linalg.eigvalsh(M)[0] if p > 0 else 1.0
-        fro = 0.0
-        for i in range(p):
-            for j in range(p):
-                fro += M[i, j] * M[i, j]
-        margin = 16.0 * (p + 1) * eps * math.sqrt(fro)
-        if not (lam - margin > 1e-12):
-            continue
-        if lam - margin < 1.0:
-            f = 1.0 / (lam - margin)
-            for i in range(d):
-                alpha[i] = alpha[i] * f
-            M = (W.T * alpha) @ W
         q = Q[n]
         c = q - mid
         t = (q - lo + delta) * (q - hi - delta)
+        M = (W.T * alpha) @ W
         v = W.T @ (alpha * c)
-        L = M.copy()
-        y = np.empty(p)
-        if not _finite_solve(L, v, y, p):
-            continue
-        eta = v @ y - alpha @ t
-        X[n] = q - W @ y
         s1 = 0.0
         s2 = 0.0
         for i in range(d):
             s1 += abs(alpha[i] * c[i]) * norms[i]
             s2 += abs(alpha[i] * t[i])
-        scale = s1 * s1 + s2
-        allowance = 16.0 * (d + p) * eps * scale
-        Eta[n] = eta + allowance
-        reliable[n] = eta >= -allowance - 1e-12 and scale <= 1e8 * (1.0 + abs(eta))
+        f, eta, good = certified_value(M, v, alpha @ t, s1, s2, d + p, y)
+        if not math.isfinite(f):
+            continue
+        for i in range(d):
+            alpha[i] = alpha[i] * f
+        X[n] = q - W @ y
+        Eta[n] = eta
+        reliable[n] = good
+
+
+@jit
+def certify_quadratics(Qs, G, T, alpha, x):
+    """:func:`certified_value` for the set ``{x : x^T Q_i x + 2 g_i^T x + t_i <= 0}``.
+
+    Writes ``x = -M^{-1} v`` and scales ``alpha`` (clipped at 0) in place; returns
+    ``(eta, reliable)``, eta NaN when ``M = sum alpha_i Q_i`` is not positive definite."""
+    k, n = G.shape
+    M = np.zeros((n, n))
+    v = np.zeros(n)
+    at = 0.0
+    s1 = 0.0
+    s2 = 0.0
+    for i in range(k):
+        if not (alpha[i] > 0.0):  # NaN and negative weights become 0
+            alpha[i] = 0.0
+            continue
+        M += alpha[i] * Qs[i]
+        g2 = 0.0
+        for j in range(n):
+            v[j] += alpha[i] * G[i, j]
+            g2 += G[i, j] * G[i, j]
+        at += alpha[i] * T[i]
+        s1 += alpha[i] * math.sqrt(g2)
+        s2 += abs(alpha[i] * T[i])
+    y = np.empty(n)
+    f, eta, good = certified_value(M, v, at, s1, s2, k + n, y)
+    if not math.isfinite(f):
+        x[:] = np.nan
+        return np.nan, False
+    for i in range(k):
+        alpha[i] = alpha[i] * f
+    for j in range(n):
+        x[j] = -y[j]
+    return eta, good

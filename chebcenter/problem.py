@@ -17,7 +17,6 @@ reported INACCURATE, with the reason in ``extras["check"]``.
 
 from __future__ import annotations
 
-import threading
 import time
 from typing import Any
 
@@ -28,6 +27,7 @@ from . import _kernels as kernels
 from ._errors import InvalidInputError
 from ._validate import as_batch_rhs, as_bounds, as_matrix, as_positive_float, as_rhs, check_choice, check_options
 from .methods import REGISTRY, Context
+from .methods.exact import slice_vertices
 from .results import BatchResult, CenterResult, Status
 
 __all__ = ["BoxSlice", "chebyshev_center"]
@@ -92,15 +92,6 @@ class _Core:
         self.feas_tol = feas_tol
         self.box_tol = 2.0 * feas_tol
         self._project_tol = 1e-11 * (1.0 + float(np.linalg.norm(w)))
-        self._cache: dict = {}
-        self._lock = threading.Lock()
-
-    def cached(self, key, build):
-        """Solver state shared by calls on this problem (built once, thread safe)."""
-        with self._lock:
-            if key not in self._cache:
-                self._cache[key] = build()
-            return self._cache[key]
 
     def q_of(self, b):
         """``A^+ b`` from the orthogonal factors (stable for any condition number)."""
@@ -455,7 +446,6 @@ class BoxSlice:
         >>> cc.BoxSlice([[1.0, 1.0]]).vertices([1.0]).tolist()
         [[1.0, 0.0], [0.0, 1.0]]
         """
-        from .methods.exact import slice_vertices
 
         b = as_rhs("b", b, self.m)
         if self._core is None:

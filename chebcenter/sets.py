@@ -23,10 +23,12 @@ from typing import Any
 import numpy as np
 from scipy.optimize import linprog
 
+from ._cvxpy import EbtDual, status_of
 from ._errors import InvalidInputError
 from ._exact_kernels import certified_ball
-from ._validate import as_array, as_matrix, as_positive_float, as_positive_int, check_choice
-from .methods.ebt import ebt_certificate, ebt_dual
+from ._rcc1_kernel import certify_quadratics
+from ._validate import as_array, as_matrix, as_positive_float, as_positive_int, check_choice, check_options
+from .methods import MethodSpec
 from .results import CenterResult, Status
 
 __all__ = ["Polytope", "QuadraticSet"]
@@ -43,6 +45,16 @@ def _vector(name, value, n):
 
 def _nan_result(n, status, method, t0, **extras):
     return CenterResult(np.full(n, np.nan), float("nan"), status, method, time.perf_counter() - t0, extras=extras)
+
+
+def _choose(table: dict, method: Any, options: dict) -> tuple[MethodSpec, dict]:
+    """The method's spec and its checked options (the one option check, as for BoxSlice)."""
+    spec = table[check_choice("method", method, table)]
+    return spec, check_options(spec, options)
+
+
+def _cvxpy_solver(name: str, value: Any) -> str:
+    return check_choice(name, value, ("clarabel", "scs"))
 
 
 class Polytope:
@@ -65,7 +77,6 @@ class Polytope:
     [0.2113, 0.2113, 0.2113]
     """
 
-    METHODS = ("exact", "rcc1", "inscribed")
 
     def __init__(self, G: Any, h: Any, A_eq: Any = None, b_eq: Any = None, *, feas_tol: float = 1e-9):
         G = as_matrix("G", G)
@@ -203,15 +214,11 @@ class Polytope:
         ``rcc1`` accepts ``solver`` ("clarabel" or "scs"). An empty set is
         INFEASIBLE; a too large enumeration TOO_LARGE.
         """
-        method = check_choice("method", method, self.METHODS)
-        allowed = {"exact": {"max_candidates"}, "rcc1": {"solver"}, "inscribed": set()}[method]
-        unknown = sorted(set(options) - allowed)
-        if unknown:
-            raise InvalidInputError(f"unknown option(s) {unknown} for method {method!r}; allowed: {sorted(allowed) or 'none'}")
+        spec, opts = _choose(_POLYTOPE_METHODS, method, options)
         t0 = time.perf_counter()
         if self._feasible_point() is None:
-            return _nan_result(self.n, Status.INFEASIBLE, method, t0)
-        return getattr(self, f"_{method}")(t0, **options)
+            return _nan_result(self.n, Status.INFEASIBLE, spec.name, t0)
+        return spec.func(self, t0, **opts)
 
     # -- exact ------------------------------------------------------------------------
     def vertices(self, max_candidates: int = 2_000_000) -> np.ndarray | None:
@@ -242,8 +249,7 @@ class Polytope:
             U = U[np.sort(first)]
         return self._to_x(self.x0 + U @ self.W.T)
 
-    def _exact(self, t0, max_candidates=2_000_000):
-        max_candidates = as_positive_int("max_candidates", max_candidates)
+    def _exact(self, t0, max_candidates):
         V = self.vertices(max_candidates)
         if V is None:
             return _nan_result(self.n, Status.TOO_LARGE, "exact", t0)
@@ -300,8 +306,7 @@ class Polytope:
         ts = [l * u for _, l, u in quads] + [-b for _, b in lins]
         return np.array(Qs), np.array(gs), np.array(ts), len(quads)
 
-    def _rcc1(self, t0, solver="clarabel"):
-        solver = check_choice("solver", solver, ("clarabel", "scs"))
+    def _rcc1(self, t0, solver):
         if self.p == 0:
             return CenterResult(self._to_x(self.x0), 0.0, Status.OPTIMAL, "rcc1", time.perf_counter() - t0)
         Qs, gs, ts, n_pairs = self.quadratic_form()
@@ -330,16 +335,19 @@ def _ebt_result(Qs, gs, ts, solver, t0, to_x, scale, n, extras):
     ``eta`` in the extras is in the caller's units (times ``scale**2``); ``alpha`` belongs to
     the normalised constraints.
     """
-    alpha, status = ebt_dual(Qs, gs, ts, solver.upper())
-    if alpha is None or status not in ("optimal", "optimal_inaccurate"):
-        st = Status.INFEASIBLE if status in ("unbounded", "unbounded_inaccurate") else Status.SOLVER_ERROR
-        return _nan_result(n, st, "rcc1", t0, solver_status=status)
-    u, eta, alpha = ebt_certificate(Qs, gs, ts, alpha)
-    if u is None:
+    alpha, status = EbtDual(solver, Qs=Qs).solve(gs, ts)
+    st = status_of(status, dual=True)
+    if alpha is None or st > Status.INACCURATE:
+        return _nan_result(n, st if st is Status.INFEASIBLE else Status.SOLVER_ERROR, "rcc1", t0,
+                           solver_status=status)
+    u = np.empty(Qs.shape[1])
+    eta, _ = certify_quadratics(np.ascontiguousarray(Qs), np.ascontiguousarray(gs), np.ascontiguousarray(ts),
+                                alpha, u)
+    if not np.isfinite(eta):
         return _nan_result(n, Status.SOLVER_ERROR, "rcc1", t0, solver_status=status)
     eta = max(eta, 0.0)
-    return CenterResult(to_x(u), float(np.sqrt(eta)) * scale, Status.OPTIMAL if status == "optimal" else Status.INACCURATE,
-                        "rcc1", time.perf_counter() - t0, extras=dict(extras, alpha=alpha, eta=eta * scale**2))
+    return CenterResult(to_x(u), float(np.sqrt(eta)) * scale, st, "rcc1", time.perf_counter() - t0,
+                        extras=dict(extras, alpha=alpha, eta=eta * scale**2))
 
 
 def _quadratics_in_frame(Qs, gs, ts, c, s):
@@ -369,7 +377,6 @@ class QuadraticSet:
     ([1.0, 2.0], 3.0)
     """
 
-    METHODS = ("rcc1",)
 
     def __init__(self, Qs: Any, gs: Any, ts: Any):
         Qs = as_array("Qs", Qs)
@@ -406,12 +413,10 @@ class QuadraticSet:
         if method == "exact":
             raise InvalidInputError("method 'exact' is not available for quadratic sets (the exact minimax center "
                                     "is NP-hard here); use method='rcc1', whose radius bounds the exact one")
-        method = check_choice("method", method, self.METHODS)
-        unknown = sorted(set(options) - {"solver"})
-        if unknown:
-            raise InvalidInputError(f"unknown option(s) {unknown} for method 'rcc1'; allowed: ['solver']")
-        solver = check_choice("solver", options.get("solver", "clarabel"), ("clarabel", "scs"))
-        t0 = time.perf_counter()
+        spec, opts = _choose(_QUADRATIC_METHODS, method, options)
+        return spec.func(self, time.perf_counter(), **opts)
+
+    def _rcc1(self, t0, solver):
         c, s = self._c0, self._s0
         res = None
         for _ in range(2):  # solve in a frame, then once more in the frame of the answer if it was far off
@@ -424,3 +429,21 @@ class QuadraticSet:
                 break
             c, s = res.center, res.radius
         return res
+
+
+_POLYTOPE_METHODS = {spec.name: spec for spec in (
+    MethodSpec("exact", Polytope._exact, lies_in="set",
+               certifies="the exact Chebyshev radius (radius_lower certifies it from below)",
+               options={"max_candidates": 2_000_000}, validators={"max_candidates": as_positive_int}),
+    MethodSpec("rcc1", Polytope._rcc1, lies_in="set",
+               certifies="sqrt(eta): the EBT dual value, recomputed from alpha (>= exact radius)",
+               options={"solver": "clarabel"}, validators={"solver": _cvxpy_solver}),
+    MethodSpec("inscribed", Polytope._inscribed, lies_in="set",
+               certifies="nothing: the radius of the largest inscribed ball"),
+)}
+_QUADRATIC_METHODS = {"rcc1": MethodSpec(
+    "rcc1", QuadraticSet._rcc1, lies_in="set",
+    certifies="sqrt(eta): the EBT dual value, recomputed from alpha (>= exact radius)",
+    options={"solver": "clarabel"}, validators={"solver": _cvxpy_solver})}
+Polytope.METHODS = tuple(_POLYTOPE_METHODS)
+QuadraticSet.METHODS = tuple(_QUADRATIC_METHODS)

@@ -19,7 +19,7 @@ import numpy as np
 
 from .._validate import as_positive_int
 from ..results import Status
-from . import Context, MethodOutput, MethodSpec
+from ._types import Context, MethodOutput, MethodSpec
 from .exact import candidate_count, exact
 from .relax import RCC1, rcc1
 

@@ -25,7 +25,7 @@ from .._bvls_kernel import bvls_rows
 from .._jit import row_blocks
 from .._validate import check_choice
 from ..results import Status
-from . import Context, MethodOutput, MethodSpec
+from ._types import Context, MethodOutput, MethodSpec
 
 __all__ = ["CLS"]
 

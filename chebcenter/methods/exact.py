@@ -37,7 +37,7 @@ from .._bnb import bnb_center
 from .._exact_kernels import certified_ball, enumerate_vertices
 from .._validate import as_bool, as_positive_float, as_positive_int, check_choice
 from ..results import Status
-from . import Context, MethodOutput, MethodSpec
+from ._types import Context, MethodOutput, MethodSpec
 
 __all__ = ["EXACT", "candidate_count", "slice_vertices"]
 

@@ -27,32 +27,21 @@ of its own center.
 
 from __future__ import annotations
 
-import threading
-import warnings
-
 import numpy as np
 
-from .._errors import MissingBackendError
+from .._cvxpy import EbtDual, ProjectionQP, status_of
 from .._jit import row_blocks
 from .._nnls_kernel import nnls_rows
 from .._rcc1_kernel import CONVERGED, certify_rows, rcc1_barrier_rows, rcc1_segment_rows
 from .._validate import as_bool, as_positive_int, check_choice
 from ..results import Status
-from . import Context, MethodOutput, MethodSpec
+from ._types import Context, MethodOutput, MethodSpec, ProblemCache
 
 __all__ = ["RCC1", "RCC2", "rcc1_certificate"]
 
-#: the cvxpy reference routes (solver="clarabel" / "scs"): at d = 50 Clarabel took 9-15 s
-#: per solve and SCS 0.1-0.5 s on this machine; "auto" uses the compiled barrier solver.
-
-
-def _import_cvxpy():
-    try:
-        import cvxpy as cp
-    except ImportError as exc:  # pragma: no cover - cvxpy is a runtime dependency
-        raise MissingBackendError(
-            "method 'rcc1' needs cvxpy; install it with: pip install cvxpy clarabel scs") from exc
-    return cp
+#: per-problem cvxpy problems of this module (the reference routes: at d = 50 Clarabel
+#: took 9-15 s per solve and SCS 0.1-0.5 s on this machine; "auto" uses the compiled solver)
+_SOLVERS = ProblemCache()
 
 
 def certificate_delta(prob, Q):
@@ -88,44 +77,6 @@ def rcc1_certificate(W, q, lo, hi, alpha, delta=0.0):
     if np.isnan(Eta[0]):
         return None, float("nan"), Alpha[0]
     return X[0], float(Eta[0]), Alpha[0]
-
-
-class _Rcc1Problem:
-    """The RCC1 dual built once per (A, box, solver) with cvxpy Parameters.
-
-    cvxpy problems and their solver objects are not safe to share between threads, so
-    :meth:`solve` holds a lock; it never warm-starts, so a row's answer does not depend on
-    the rows solved before it."""
-
-    def __init__(self, W, solver):
-        cp = _import_cvxpy()
-        d, p = W.shape
-        self.solver = solver
-        self.qm = cp.Parameter(d)
-        self.t = cp.Parameter(d)
-        self.alpha = cp.Variable(d, nonneg=True)
-        tau = cp.Variable((1, 1))
-        M = W.T @ cp.diag(self.alpha) @ W
-        v = cp.reshape(W.T @ cp.multiply(self.qm, self.alpha), (p, 1), order="F")
-        big = cp.bmat([[M, v], [v.T, tau]])
-        cons = [(big + big.T) / 2 >> 0, (M + M.T) / 2 >> np.eye(p)]
-        self.prob = cp.Problem(cp.Minimize(tau[0, 0] - self.t @ self.alpha), cons)
-        self.lock = threading.Lock()
-
-    def solve(self, c, t):
-        """alpha for one row with ``c = q - m`` and ``t`` (see :func:`_dual_data`)."""
-        cp = _import_cvxpy()
-        kwargs = {"eps": 1e-9, "max_iters": 100_000} if self.solver == "SCS" else {}
-        with self.lock, warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            self.qm.value = c
-            self.t.value = t
-            try:
-                self.prob.solve(solver=self.solver, warm_start=False, **kwargs)
-            except cp.error.SolverError:
-                return None, "solver_error"
-            alpha = None if self.alpha.value is None else np.array(self.alpha.value)
-            return alpha, self.prob.status
 
 
 #: the checks a solved RCC1 row must pass (normalised units: the largest box half-width
@@ -209,11 +160,12 @@ def rcc1(ctx: Context) -> MethodOutput:
         todo = _rcc1_numba(ctx, todo, delta, centers, alphas, etas, route, best, check)
     for k in todo:
         name = solver if solver in ("clarabel", "scs") else ("clarabel" if prob.p <= 12 else "scs")
-        solved = prob.cached(("rcc1", name), lambda: _Rcc1Problem(prob.W, name.upper()))
+        dual = _SOLVERS.get(prob, ("rcc1", name), lambda name=name: EbtDual(name, factors=prob.W))
         c, t = _dual_data(prob, ctx.Q[k:k + 1])
-        alpha, status = solved.solve(c[0], t[0])
+        alpha, status = dual.solve(c[0][:, None] * prob.W, t[0])
         route[k] = name if solver == name else f"{route[k]}; cvxpy {name} fallback"
-        if alpha is None or status not in ("optimal", "optimal_inaccurate"):
+        st = status_of(status, dual=True)
+        if alpha is None or st > Status.INACCURATE:
             check[k] = f"cvxpy {name}: {status}"
             continue
         x, eta, alpha = rcc1_certificate(prob.W, ctx.Q[k], prob.lo, prob.hi, alpha, delta[k])
@@ -225,8 +177,8 @@ def rcc1(ctx: Context) -> MethodOutput:
                                    alpha[None, :], delta)
         if passed[0]:
             centers[k], alphas[k], etas[k] = x, alpha, eta
-            codes[k] = Status.OPTIMAL if status == "optimal" else Status.INACCURATE
-            check[k] = None if status == "optimal" else f"cvxpy {name}: {status}"
+            codes[k] = st
+            check[k] = None if st is Status.OPTIMAL else f"cvxpy {name}: {status}"
         else:
             check[k] = why[0]
     # rows no route certified: the smallest valid certificate seen, else alpha = 1
@@ -356,21 +308,6 @@ def _certify(prob, Q, Alpha, delta):
     return X, Eta, ok
 
 
-def _rcc2_cvxpy(prob, b):
-    """Reference route: the QP ``min ||x - m||^2, A x = b, lo <= x <= hi`` in cvxpy/Clarabel."""
-    cp = _import_cvxpy()
-    x = cp.Variable(prob.d)
-    qp = cp.Problem(cp.Minimize(cp.sum_squares(x - prob.mid)),
-                    [prob.Vr @ x == prob.Vr @ b, x >= prob.lo, x <= prob.hi])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            qp.solve(solver="CLARABEL")
-        except cp.error.SolverError:
-            return None, "solver_error"
-    return x.value, qp.status
-
-
 def rcc2(ctx: Context) -> MethodOutput:
     """Projection of the box midpoint onto S_F (compiled dual Newton; cvxpy on request)."""
     prob = ctx.problem
@@ -379,14 +316,15 @@ def rcc2(ctx: Context) -> MethodOutput:
     codes = np.full(n, Status.OPTIMAL, dtype=np.int8)
     todo = np.arange(n) if ctx.options["solver"] == "cvxpy" else np.flatnonzero(np.isnan(centers[:, 0]))
     for k in todo:
-        x, status = _rcc2_cvxpy(prob, ctx.Q[k])
-        if x is None or status not in ("optimal", "optimal_inaccurate"):
+        qp = _SOLVERS.get(prob, "rcc2", lambda: ProjectionQP("clarabel", prob.Vr, prob.lo, prob.hi, prob.mid))
+        x, status = qp.solve(prob.Vr @ ctx.Q[k])
+        st = status_of(status)
+        if x is None or st > Status.INACCURATE:  # S_F was found nonempty: anything else is the solver's
             codes[k] = Status.SOLVER_ERROR
             centers[k] = np.nan
             continue
         centers[k] = np.clip(x, prob.lo, prob.hi)
-        if status != "optimal":
-            codes[k] = Status.INACCURATE
+        codes[k] = st
     dev = centers - prob.mid
     radii = np.sqrt(np.maximum(prob.half_diag_sq - np.einsum("ij,ij->i", dev, dev), 0.0))
     return MethodOutput(centers, radii, codes)

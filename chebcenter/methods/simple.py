@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import Context, MethodOutput, MethodSpec
+from ._types import Context, MethodOutput, MethodSpec
 
 __all__ = ["HALF", "LS", "HALF_STAR"]
 
