@@ -15,7 +15,7 @@ from .problem import BoxSlice, chebyshev_center
 from .results import BatchResult, CenterResult, Status
 from .sets import Polytope, QuadraticSet
 
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # the one version string: pyproject.toml and vflattack read it
 
 __all__ = [
     "BatchResult",

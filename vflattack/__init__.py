@@ -8,6 +8,8 @@ estimators to reconstruct the passive party's features.
 
 from __future__ import annotations
 
+import chebcenter as _chebcenter
+
 from . import datasets
 from .agnostic import (
                        AdversaryModel,
@@ -22,7 +24,7 @@ from .defence import Defence, adversary_mse, orthogonal_defence
 from .mapping import LinearSystem, ScoreFlag, difference_matrix, scores_to_system
 from .model import VFLModel, train_vfl_model
 
-__version__ = "0.1.0"
+__version__ = _chebcenter.__version__  # one version string for the distribution (pyproject reads it)
 
 __all__ = [
     "AdversaryModel",
