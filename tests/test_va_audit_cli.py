@@ -35,7 +35,7 @@ def test_audit_end_to_end_writes_parsable_reports(tmp_path):
     assert len(rows) == 2 * len(r.mse) and {"dataset", "n_passive", "method", "mse"} <= set(rows[0])
     for key in ("mse_vs_passive_wine", "mse_per_feature_wine"):
         assert pathlib.Path(paths[key]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert "theory (SPEC §2)" in rep.table()
+    assert "theory (docs/theory.md)" in rep.table()
 
 
 def test_splits_are_seeded_and_follow_the_protocol():

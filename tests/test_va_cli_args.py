@@ -45,7 +45,7 @@ def test_other_numbers_are_checked(no_work, capsys, argv):
 
 def test_known_larger_than_the_data_is_an_error_not_a_traceback(capsys):
     assert cli.main(["known-input", "--dataset", "wine", "--known", "100000", "--trials", "1"]) == 2
-    assert "--known must be at most the number of records (178); got 100000" in capsys.readouterr().err
+    assert "known must be at most the number of records (178); got 100000" in capsys.readouterr().err
 
 
 def test_bad_out_fails_before_any_work(no_work, tmp_path, capsys):

@@ -22,8 +22,8 @@ import numpy as np
 from scipy.special import log_softmax
 
 from ._validate import InvalidInputError, as_2d, as_labels
-from .attacks import AttackResult, reconstruct
-from .mapping import difference_matrix, scores_to_system
+from .attacks import AttackResult, default_estimator, reconstruct
+from .mapping import scores_to_system
 from .model import VFLModel, fit_softmax
 
 __all__ = ["AdversaryModel", "agnostic_attack", "agnostic_decomposition",
@@ -113,11 +113,6 @@ def refine_adversary_model(am: AdversaryModel, Y_obs: Any, scores_obs: Any, *, l
     return AdversaryModel(V, v0, am.classes, am.l2, loss, True, float(lam), int(Y_obs.shape[0]), am._train)
 
 
-def _default_methods(model: VFLModel) -> tuple[str, ...]:
-    A = difference_matrix(model.n_classes) @ model.W_pas
-    return ("ls",) if np.linalg.matrix_rank(A) == model.n_passive else ("half_star",)
-
-
 def _adversary_scores(model: VFLModel, adversary: Any, Y: np.ndarray) -> tuple[np.ndarray, bool]:
     """The adversary's score estimates in the model's class order: ``(scores, are_log_scores)``.
 
@@ -162,11 +157,11 @@ def agnostic_attack(model: VFLModel, adversary: Any, Y: Any, methods: Sequence[s
     classifier the adversary trained itself (its ``classes_`` must be the model's).
     ``methods=None`` uses ``ls`` when rank(A) = d and ``half_star`` otherwise.
     """
-    methods = tuple(methods) if methods is not None else _default_methods(model)
+    methods = tuple(methods) if methods is not None else (default_estimator(model),)
     Y = as_2d("Y", Y, n_cols=model.n_active, cols="one per active feature")
     est, log = _adversary_scores(model, adversary, Y)
     system = scores_to_system(model, est, Y, log_scores=log)
-    recon, status, radii, times = reconstruct(system.A, np.nan_to_num(system.B), system.valid, methods,
+    recon, status, radii, times = reconstruct(model.box_slice, np.nan_to_num(system.B), system.valid, methods,
                                               prior_mean=prior_mean, rng=rng)
     return AttackResult(recon, status, radii, system.flags, times, system)
 
@@ -185,9 +180,12 @@ def agnostic_decomposition(model: VFLModel, scores: Any, estimated_scores: Any, 
     real = scores_to_system(model, scores, Y)
     est = scores_to_system(model, estimated_scores, Y)
     ok = real.valid & est.valid
-    pinv = np.linalg.pinv(real.A)
-    P = np.eye(model.n_passive) - pinv @ real.A
-    shift = P @ np.full(model.n_passive, 0.5) if method == "half_star" else 0.0
+    # ls and half* as the affine maps b -> A^+ b (+ P m) of chebcenter's factored slice,
+    # evaluated on every row: the identity holds for the unclipped maps, also on rows whose
+    # estimated slice misses the box (where chebcenter's centers() reports INFEASIBLE)
+    sl = model.box_slice
+    pinv = sl.A_pinv
+    shift = sl.null_projector @ sl.mid if method == "half_star" else 0.0
     oracle = real.B[ok] @ pinv.T + shift
     agn = est.B[ok] @ pinv.T + shift
     e = est.B[ok] - real.B[ok]

@@ -15,7 +15,7 @@ from ._validate import InvalidInputError
 from .mapping import LinearSystem, scores_to_system
 from .model import VFLModel
 
-__all__ = ["AttackResult", "BASELINES", "DEFAULT_METHODS", "whitebox_attack", "reconstruct"]
+__all__ = ["AttackResult", "BASELINES", "DEFAULT_METHODS", "default_estimator", "reconstruct", "whitebox_attack"]
 
 #: what an adversary can do without any score: a uniform random guess in the box,
 #: and the training-set feature mean (when the caller supplies it)
@@ -101,22 +101,30 @@ class AttackResult:
         return out
 
 
-def reconstruct(A: np.ndarray, B: np.ndarray, valid: np.ndarray, methods: Sequence[str], *,
+def default_estimator(model: VFLModel) -> str:
+    """The seeds' estimator: ``ls`` when rank(A) = d (it is then exact), else ``half_star``."""
+    return "ls" if model.box_slice.rank == model.n_passive else "half_star"
+
+
+def reconstruct(A: np.ndarray | cc.BoxSlice, B: np.ndarray, valid: np.ndarray, methods: Sequence[str], *,
                 lo: float = 0.0, hi: float = 1.0, prior_mean: Any = None, rng: Any = 0,
                 method_options: Mapping[str, Mapping] | None = None, progress: Any = None):
     """Run estimators on ``A x = B[n]`` for the valid rows (shared by every attack).
 
-    Factors ``A`` once (:class:`chebcenter.BoxSlice`) and calls each method on
-    the whole batch. Returns ``(reconstructions, status, radii, times)``.
+    ``A`` is the matrix or, better, a :class:`chebcenter.BoxSlice` already built on it
+    (e.g. :attr:`VFLModel.box_slice`, factored once per model; its box is used and
+    ``lo``/``hi`` are ignored). Calls each method on the whole batch. Returns
+    ``(reconstructions, status, radii, times)``.
     """
-    N, d = B.shape[0], A.shape[1]
+    prob = A if isinstance(A, cc.BoxSlice) else cc.BoxSlice(A, lo=lo, hi=hi)
+    lo, hi = prob.lo, prob.hi
+    N, d = B.shape[0], prob.d
     method_options = dict(method_options or {})
     unknown = [m for m in methods if m not in cc.METHODS and m not in BASELINES]
     if unknown:
         raise InvalidInputError(f"methods must be among {cc.METHODS + BASELINES}; got {unknown}")
     if "mean" in methods and prior_mean is None:
         raise InvalidInputError("method 'mean' needs prior_mean (the training-set feature mean)")
-    prob = cc.BoxSlice(A, lo=lo, hi=hi)
     gen = np.random.default_rng(rng)
     recon, status, radii, times = {}, {}, {}, {}
     for name in methods:
@@ -170,6 +178,6 @@ def whitebox_attack(model: VFLModel, scores: Any, Y: Any,
         raise InvalidInputError(f"model must be a VFLModel; got {type(model).__name__}")
     system = scores_to_system(model, scores, Y, log_scores=log_scores)
     recon, status, radii, times = reconstruct(
-        system.A, np.nan_to_num(system.B), system.valid, tuple(methods), prior_mean=prior_mean,
+        model.box_slice, np.nan_to_num(system.B), system.valid, tuple(methods), prior_mean=prior_mean,
         rng=rng, method_options=method_options, progress=progress)
     return AttackResult(recon, status, radii, system.flags, times, system)

@@ -12,12 +12,10 @@ the prediction rows. The training-set mean of the passive features is the
 
 from __future__ import annotations
 
-import csv
-import json
 import pathlib
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -25,51 +23,13 @@ import numpy as np
 import chebcenter as cc
 
 from . import datasets
-from ._reportdir import report_dir
 from ._validate import InvalidInputError
 from .attacks import BASELINES, DEFAULT_METHODS, whitebox_attack
 from .model import train_vfl_model
+from .protocol import resolve_columns, split_columns, split_rows
+from .report import Report
 
 __all__ = ["AuditRecord", "AuditReport", "resolve_columns", "run_audit", "split_columns", "split_rows"]
-
-
-def split_columns(n_features: int, n_passive: int, rng: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Seeded column shuffle; the last ``n_passive`` columns are passive. Returns (active, passive)."""
-    if not 1 <= n_passive <= n_features - 1:
-        raise InvalidInputError(f"n_passive must be in [1, {n_features - 1}] for this dataset; got {n_passive}")
-    perm = np.random.default_rng(rng).permutation(n_features)
-    return np.sort(perm[:-n_passive]), np.sort(perm[-n_passive:])
-
-
-def resolve_columns(columns: Sequence[Any], names: Sequence[str]) -> np.ndarray:
-    """Passive columns given by index or by name -> sorted distinct indices."""
-    idx = []
-    for c in columns:
-        if isinstance(c, str) and not c.lstrip("-").isdigit():
-            if c not in names:
-                raise InvalidInputError(f"passive column {c!r} is not a feature name; names: {list(names)}")
-            idx.append(list(names).index(c))
-        else:
-            idx.append(int(c))
-    out = np.array(sorted(set(idx)), dtype=np.int64)
-    if out.size != len(idx) or out.size == 0 or out.min() < 0 or out.max() >= len(names) or out.size >= len(names):
-        raise InvalidInputError(
-            f"passive columns must be 1 to {len(names) - 1} distinct indices in [0, {len(names)}) or names; got {list(columns)}")
-    return out
-
-
-def split_rows(n: int, predict_fraction: float, n_predictions: int | None, rng: Any):
-    """Seeded split into (train, predict) row indices; predictions capped at ``n_predictions``."""
-    if not 0 < predict_fraction < 1:
-        raise InvalidInputError(f"predict_fraction must be in (0, 1); got {predict_fraction}")
-    perm = np.random.default_rng(rng).permutation(n)
-    n_pred = int(round(predict_fraction * n))
-    pred, train = perm[:n_pred], perm[n_pred:]
-    if n_predictions is not None:
-        if isinstance(n_predictions, bool) or not isinstance(n_predictions, (int, np.integer)) or n_predictions < 1:
-            raise InvalidInputError(f"n_predictions must be a positive integer or None; got {n_predictions!r}")
-        pred = pred[: int(n_predictions)]
-    return np.sort(train), np.sort(pred)
 
 
 @dataclass
@@ -95,12 +55,13 @@ class AuditRecord:
 
 
 @dataclass
-class AuditReport:
-    """All records of an audit, with writers for the table, JSON, CSV and plots."""
+class AuditReport(Report):
+    """All records of an audit: the table, ``report.json``, ``mse.csv`` and the MSE plots."""
 
-    records: list
-    config: dict
     kind: ClassVar[str] = "audit"
+    json_name: ClassVar[str] = "report.json"
+    csv_name: ClassVar[str | None] = "mse.csv"
+    csv_fields: ClassVar[tuple[str, ...]] = ("dataset", "n_passive", "method", "mse", "mse_std", "seeds", "seconds")
 
     def methods(self) -> list[str]:
         return list(self.records[0].mse) if self.records else []
@@ -133,46 +94,34 @@ class AuditReport:
             out.append(f"\n{ds}: d = {d} passive of {r0.n_features} features, "
                        f"k = {r0.n_classes} classes, rank(A) = {r0.rank}, {r0.n_predictions} predictions, "
                        f"{len(recs)} seed(s), model accuracy {np.mean([r.accuracy for r in recs]):.3f}")
-            out.append(f"  {'method':<10} {'MSE':>10} {'± std':>9}  {'time [s]':>9}  status")
+            several = len(recs) > 1  # a spread over seeds only when there are several
+            out.append(f"  {'method':<10} {'MSE':>10} {'± std' if several else '':>9}  {'time [s]':>9}  status")
             for row in (s for s in summary if s["dataset"] == ds and s["n_passive"] == d):
                 st = ", ".join(f"{k}:{v}" for k, v in row["status"].items())
-                out.append(f"  {row['method']:<10} {row['mse']:>10.5f} {row['mse_std']:>9.5f}  "
-                           f"{row['seconds']:>9.3f}  {st}")
+                spread = f"{row['mse_std']:>9.5f}" if several else " " * 9
+                out.append(f"  {row['method']:<10} {row['mse']:>10.5f} {spread}  {row['seconds']:>9.3f}  {st}")
             b = {k: np.mean([r.bounds[k] for r in recs], axis=0) for k in r0.bounds}
             if b:
-                out.append(f"  theory (SPEC §2): half* MSE in [{b['half_star'][0]:.5f}, {b['half_star'][1]:.5f}], "
+                out.append(f"  theory (docs/theory.md): half* MSE in [{b['half_star'][0]:.5f}, {b['half_star'][1]:.5f}], "
                            f"ls MSE in [{b['ls'][0]:.5f}, {b['ls'][1]:.5f}]; "
                            f"MSE(half) - MSE(half*) = {b['half_star_gain']:.5f}")
         return "\n".join(out).lstrip("\n")
 
-    def write(self, out_dir: Any) -> dict:
-        """Write ``report.json``, ``mse.csv``, PNG plots and ``manifest.json`` into ``out_dir``.
+    def csv_rows(self) -> list[dict]:
+        return self.summary()
 
-        The directory is written atomically (built beside it, renamed into place, the
-        manifest written last); it must be new, empty, or a previous report. Returns the
-        paths of the files written.
-        """
-        with report_dir(out_dir) as tmp:
-            paths = self._write_files(tmp)
-        final = pathlib.Path(out_dir)
-        return {k: str(final / pathlib.Path(v).relative_to(tmp)) for k, v in paths.items()}
+    def payload(self) -> dict:
+        return dict(super().payload(), summary=self.summary())
 
-    def _write_files(self, out: pathlib.Path) -> dict:
-        paths = {"json": out / "report.json", "csv": out / "mse.csv"}
-        payload = {"config": self.config, "summary": self.summary(),
-                   "records": [_jsonable(asdict(r)) for r in self.records]}
-        paths["json"].write_text(json.dumps(payload, indent=1))
-        with open(paths["csv"], "w", newline="") as fh:
-            w = csv.DictWriter(fh, fieldnames=["dataset", "n_passive", "method", "mse", "mse_std", "seeds", "seconds"])
-            w.writeheader()
-            for row in self.summary():
-                w.writerow({k: row[k] for k in w.fieldnames})
+    def plots(self, out: pathlib.Path) -> dict:
         from .plots import plot_mse_per_feature, plot_mse_vs_passive
+
+        paths = {}
         for ds in sorted({r.dataset for r in self.records}):
             recs = [r for r in self.records if r.dataset == ds]
             paths[f"mse_vs_passive_{ds}"] = plot_mse_vs_passive(recs, out / f"mse_vs_passive_{ds}.png")
             paths[f"mse_per_feature_{ds}"] = plot_mse_per_feature(recs, out / f"mse_per_feature_{ds}.png")
-        return {k: str(v) for k, v in paths.items()}
+        return paths
 
 
 def _merge(dicts):
@@ -181,20 +130,6 @@ def _merge(dicts):
         for k, v in d.items():
             total[k] = total.get(k, 0) + v
     return total
-
-
-def _jsonable(obj):
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return _jsonable(obj.tolist())
-    if isinstance(obj, (np.floating, float)):
-        return None if not np.isfinite(obj) else float(obj)
-    if isinstance(obj, np.integer):
-        return int(obj)
-    return obj
 
 
 def run_audit(dataset: str = "breast_cancer", n_passive: Sequence[int] = (10,),
@@ -262,7 +197,7 @@ def run_audit(dataset: str = "breast_cancer", n_passive: Sequence[int] = (10,),
             records.append(AuditRecord(
                 dataset=dataset, seed=int(seed), n_passive=d, n_features=int(F.shape[1]),
                 n_classes=model.n_classes,
-                rank=int(np.linalg.matrix_rank(A)), n_train=int(train.size), n_predictions=int(pred.size),
+                rank=model.box_slice.rank, n_train=int(train.size), n_predictions=int(pred.size),
                 accuracy=acc, mse=res.mse(X), mse_per_feature=pf, mse_per_feature_se=se,
                 status=res.status_counts(), seconds=dict(res.times, train=time.perf_counter() - t0),
                 bounds=bounds, passive_columns=passive.tolist()))

@@ -23,6 +23,8 @@ from .attacks import BASELINES, DEFAULT_METHODS
 from .audit import run_audit
 
 ALL_METHODS = cc.METHODS + BASELINES
+#: the sweep's estimators: the cheap ones (exact and rcc1 over d = 1..10 on five datasets take hours)
+SWEEP_METHODS = ("half", "ls", "half_star", "rcc2", "random", "mean")
 
 
 def _positive_int(text: str) -> int:
@@ -49,19 +51,21 @@ def _float_in(low: float, high: float = float("inf"), low_open: bool = True):
     return parse
 
 
-def _common(p):
+def _add_shared_options(p, methods, predictions):
+    """The options audit and sweep share; ``methods`` and ``predictions`` are their true defaults."""
     p.add_argument("--data-dir", default=None,
                    help="folder holding the UCI files as <dir>/<folder>/<file> (default: $VFLATTACK_DATA "
                         "or ~/.cache/vflattack; missing files are downloaded and checksum-verified)")
-    p.add_argument("--methods", nargs="+", choices=ALL_METHODS, default=list(DEFAULT_METHODS + BASELINES),
-                   metavar="METHOD", help=f"estimators to run (default: all of {', '.join(ALL_METHODS)})")
+    p.add_argument("--methods", nargs="+", choices=ALL_METHODS, default=list(methods), metavar="METHOD",
+                   help=f"estimators to run, among {', '.join(ALL_METHODS)} (default: {' '.join(methods)})")
     p.add_argument("--seeds", nargs="+", type=int, default=[0],
                    help="seeds of the column shuffle, row split and training (default: 0)")
-    p.add_argument("--predictions", type=_positive_int, default=None, metavar="N",
-                   help="use at most N prediction rows (default: all of the 20%% prediction split)")
+    p.add_argument("--predictions", type=_positive_int, default=predictions, metavar="N",
+                   help="use at most N prediction rows (default: "
+                        + ("all of the 20%% prediction split)" if predictions is None else f"{predictions})"))
     p.add_argument("--out", default=None, metavar="DIR",
-                   help="write report.json, mse.csv, PNG plots (MSE vs d, per-feature errors) and manifest.json into DIR "
-                        "(new, empty, or a previous report, which is replaced; written atomically)")
+                   help="write the report (JSON, CSV, PNG plots) and manifest.json into DIR (new, empty, or a "
+                        "previous report, which is replaced; written atomically)")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
 
@@ -92,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--observed", type=_positive_int, default=100, metavar="N",
                        help="real scores the agnostic adversary observed earlier to refine its model (default 100)")
     audit.add_argument("--lam", type=_float_in(0.0, low_open=False), default=1.0, help="weight of the observed-score loss in the RAM (default 1)")
-    _common(audit)
+    _add_shared_options(audit, DEFAULT_METHODS + BASELINES, None)
     sweep = sub.add_parser(
         "sweep", help="the papers' experiment: MSE vs number of passive features, per dataset",
         description="For each dataset, run the audit for d = 1 .. max passive features and write the "
@@ -102,7 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--max-passive", type=_positive_int, default=10, metavar="D",
                        help="largest d (default 10; capped at the dataset's feature count - 1)")
     sweep.add_argument("--step", type=_positive_int, default=1, help="step between d values (default 1)")
-    _common(sweep)
+    _add_shared_options(sweep, SWEEP_METHODS, 1000)
     ki = sub.add_parser(
         "known-input", help="known-input attack on distance-preserving perturbation (and on the VFL defence)",
         description="Perturb a dataset by a random rotation (+ translation) and a secret permutation, give the "
@@ -111,7 +115,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "defence of a VFL model (needs d <= k - 1 passive features).")
     ki.add_argument("--dataset", default="pendigits", choices=datasets.NAMES,
                     help="records to perturb (default pendigits, 16 features; needs --data-dir for UCI data)")
-    ki.add_argument("--data-dir", default=None)
+    ki.add_argument("--data-dir", default=None,
+                    help="folder holding the UCI files (default: $VFLATTACK_DATA or ~/.cache/vflattack)")
     ki.add_argument("--known", type=_positive_int, default=4, help="number of known original records (default 4)")
     ki.add_argument("--epsilon", type=_float_in(0.0), default=0.07, help="relative error of a breach (default 0.07)")
     ki.add_argument("--trials", type=_positive_int, default=10, help="independent perturbations/attacker draws (default 10)")
@@ -123,7 +128,6 @@ def build_parser() -> argparse.ArgumentParser:
     ki.add_argument("--seed", type=int, default=0)
     ki.add_argument("--out", default=None, metavar="DIR",
                     help="write known_input.json and manifest.json into DIR (atomically, as for audit)")
-    sweep.set_defaults(methods=["half", "ls", "half_star", "rcc2", "random", "mean"], predictions=1000)
     return parser
 
 
@@ -158,19 +162,14 @@ def main(argv=None) -> int:
         from .experiments import run_known_input
 
         try:
-            result = run_known_input(args)
+            report = run_known_input(args.dataset, data_dir=args.data_dir, known=args.known, epsilon=args.epsilon,
+                                     trials=args.trials, records=args.records, translation=args.translation,
+                                     normalize=args.normalize, vfl=args.vfl, passive=args.passive, seed=args.seed)
         except (datasets.DatasetError, cc.InvalidInputError) as exc:
             return _fail(exc)
-        print(result["table"])
+        print(report.table())
         if args.out is not None:
-            import json
-
-            def known_json(tmp):
-                path = tmp / "known_input.json"
-                path.write_text(json.dumps({k: v for k, v in result.items() if k != "table"}, indent=1))
-                return [path]
-
-            _write(args.out, [known_json])
+            _write(args.out, [lambda tmp: list(report.write_into(tmp).values())])
         return 0
     try:
         if args.command == "audit":
@@ -211,7 +210,7 @@ def main(argv=None) -> int:
 
             def writer(tmp, rep=rep, sub=sub):
                 (tmp / sub).mkdir(parents=True, exist_ok=True)
-                return list(rep._write_files(tmp / sub).values())
+                return list(rep.write_into(tmp / sub).values())
 
             writers.append(writer)
         try:

@@ -36,7 +36,6 @@ import numpy as np
 from scipy.linalg import expm
 
 from ._validate import InvalidInputError, as_2d
-from .mapping import difference_matrix
 from .model import VFLModel
 
 __all__ = ["Defence", "adversary_mse", "orthogonal_defence"]
@@ -63,13 +62,13 @@ class _Objective:
     """``f(R)`` (the white-box adversary's MSE on X) and ``dist^2(R)`` with gradients."""
 
     def __init__(self, model: VFLModel, X: np.ndarray):
-        A = difference_matrix(model.n_classes) @ model.W_pas
+        sl = model.box_slice  # chebcenter's factored A = J W_pas: projectors, rank and box midpoint
         d = model.n_passive
         self.X = X
-        self.Pi = np.linalg.pinv(A) @ A
-        self.P = np.eye(d) - self.Pi
-        self.full_rank = np.linalg.matrix_rank(A) == d
-        self.m = np.full(d, 0.5)
+        self.P = sl.null_projector
+        self.Pi = np.eye(d) - self.P
+        self.full_rank = sl.rank == d
+        self.m = sl.mid
         self.G = model.W_pas.T @ model.W_pas
         self.K0 = X.T @ X / X.shape[0]
         self.PiX = X @ self.Pi.T

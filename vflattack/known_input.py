@@ -332,16 +332,17 @@ def attack_orthogonal_defence(disclosed: Any, scores: Any, Y: Any, X_known: Any,
     from .mapping import scores_to_system
 
     system = scores_to_system(disclosed, scores, Y)
-    A = system.A
-    d = A.shape[1]
-    if np.linalg.matrix_rank(A) < d:
+    sl = disclosed.box_slice
+    d = sl.d
+    if sl.rank < d:
         raise InvalidInputError(
-            f"rank(J W_pas) = {np.linalg.matrix_rank(A)} < d = {d}: the reconstructions are not an orthogonal "
+            f"rank(J W_pas) = {sl.rank} < d = {d}: the reconstructions are not an orthogonal "
             "image of the records (they also lose Null(A)), so the known-input attack does not apply; it needs "
             "d <= k - 1 passive features")
-    # the unconstrained least-squares (ESA) reconstruction: under the defence the disclosed
-    # slice often misses the box, so no box-constrained estimator is used here
-    Z = system.B @ np.linalg.pinv(A).T
+    # the unconstrained least-squares (ESA) reconstruction A^+ b' from chebcenter's factors:
+    # under the defence the disclosed slice often misses the box, where centers() would
+    # report INFEASIBLE, and this attack needs the linear map on every row
+    Z = system.B @ sl.A_pinv.T
     ok = system.valid
     att = known_input_attack(X_known, Z[ok], epsilon=epsilon, rng=rng, tol=tol)
     after = np.full_like(Z, np.nan)

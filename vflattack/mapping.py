@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ._validate import InvalidInputError, as_active
-from .model import VFLModel
+from .model import VFLModel, difference_matrix
 
 __all__ = ["LinearSystem", "ScoreFlag", "checked_log_scores", "difference_matrix", "scores_to_system"]
 
@@ -32,21 +32,6 @@ class ScoreFlag(enum.IntFlag):
     NONFINITE = 1        #: NaN or inf in the row
     SATURATED = 2        #: an entry <= 0 or >= 1: its log-ratio is infinite or lost
     NOT_NORMALISED = 4   #: the row does not sum to 1 within ``sum_tol``
-
-
-def difference_matrix(k: int) -> np.ndarray:
-    """``J``: (k-1) x k, row m has -1 at column m and +1 at column m+1.
-
-    Examples
-    --------
-    >>> difference_matrix(3).tolist()
-    [[-1.0, 1.0, 0.0], [0.0, -1.0, 1.0]]
-    """
-    J = np.zeros((k - 1, k))
-    idx = np.arange(k - 1)
-    J[idx, idx] = -1.0
-    J[idx, idx + 1] = 1.0
-    return J
 
 
 @dataclass(frozen=True)
@@ -123,7 +108,7 @@ def scores_to_system(model: VFLModel, scores: Any, Y: Any, *, log_scores: bool =
     L, flags = checked_log_scores(S, k, log_scores=log_scores, sum_tol=sum_tol)
     Y = as_active("Y", Y, N, model.n_active)
     J = difference_matrix(k)
-    A = J @ model.W_pas
+    A = model.system_matrix
     B = L @ J.T - Y @ (J @ model.W_act).T - J @ model.b
     B[flags != 0] = np.nan
     return LinearSystem(A, B, flags)

@@ -10,15 +10,34 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 from scipy.optimize import minimize
 from scipy.special import log_softmax
 
+import chebcenter as cc
+
 from ._validate import InvalidInputError, as_2d, as_active, as_array, as_labels
 
-__all__ = ["VFLModel", "fit_softmax", "train_vfl_model"]
+__all__ = ["VFLModel", "difference_matrix", "fit_softmax", "train_vfl_model"]
+
+
+def difference_matrix(k: int) -> np.ndarray:
+    """``J``: (k-1) x k, row m has -1 at column m and +1 at column m+1.
+
+    Examples
+    --------
+    >>> difference_matrix(3).tolist()
+    [[-1.0, 1.0, 0.0], [0.0, -1.0, 1.0]]
+    """
+    J = np.zeros((k - 1, k))
+    idx = np.arange(k - 1)
+    J[idx, idx] = -1.0
+    J[idx, idx + 1] = 1.0
+    return J
+
 
 
 @dataclass(frozen=True)
@@ -78,6 +97,20 @@ class VFLModel:
     @property
     def n_passive(self) -> int:
         return self.W_pas.shape[1]
+
+    @cached_property
+    def system_matrix(self) -> np.ndarray:
+        """``A = J W_pas``, shape (k-1, d): the scores give ``A x = b'`` (docs/theory.md, "The mapping")."""
+        A = difference_matrix(self.n_classes) @ self.W_pas
+        A.setflags(write=False)
+        return A
+
+    @cached_property
+    def box_slice(self) -> cc.BoxSlice:
+        """``chebcenter.BoxSlice(A, 0, 1)``: the factored system (rank, null space, A^+), built once.
+
+        Every attack on this model's scores solves over this one object."""
+        return cc.BoxSlice(self.system_matrix, lo=0.0, hi=1.0)
 
     def logits(self, Y: Any, X: Any) -> np.ndarray:
         """``z = Y W_act^T + X W_pas^T + b``, shape (N, k)."""

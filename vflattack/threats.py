@@ -15,11 +15,9 @@ adversary can tell that the disclosed weights were altered.
 
 from __future__ import annotations
 
-import csv
-import json
 import pathlib
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -27,14 +25,15 @@ import numpy as np
 import chebcenter as cc
 
 from . import datasets
-from ._reportdir import report_dir
 from ._validate import InvalidInputError
 from .agnostic import agnostic_decomposition, refine_adversary_model, train_adversary_model
-from .audit import _jsonable, split_columns, split_rows
+from .attacks import default_estimator
 from .blackbox import blackbox_attack
 from .defence import orthogonal_defence
-from .mapping import difference_matrix, scores_to_system
+from .mapping import scores_to_system
 from .model import train_vfl_model
+from .protocol import split_columns, split_rows
+from .report import Report
 
 __all__ = ["ThreatRecord", "ThreatReport", "run_threat_audit"]
 
@@ -58,12 +57,15 @@ class ThreatRecord:
 
 
 @dataclass
-class ThreatReport:
-    """The black-box, agnostic and defence records of one d, with the same writers as an audit."""
+class ThreatReport(Report):
+    """The black-box, agnostic and defence records of one d: table, ``threats.json``,
+    ``tradeoff.csv`` and the trade-off and black-box plots."""
 
-    records: list
-    config: dict
     kind: ClassVar[str] = "threats"
+    json_name: ClassVar[str] = "threats.json"
+    csv_name: ClassVar[str | None] = "tradeoff.csv"
+    csv_fields: ClassVar[tuple[str, ...]] = ("dataset", "seed", "kind", "epsilon", "distortion", "whitebox", "am",
+                                             "ram", "detected")
 
     def table(self) -> str:
         out = []
@@ -86,34 +88,20 @@ class ThreatReport:
                                f"{t['whitebox']:>10.5f} {t['am']:>9.5f} {t['ram']:>9.5f} {t['detected']:>9.1%}")
         return "\n".join(out)
 
-    def write(self, out_dir: Any) -> dict:
-        """Write ``threats.json``, ``tradeoff.csv``, PNG plots and ``manifest.json`` atomically.
+    def csv_rows(self) -> list[dict]:
+        return [{"dataset": r.dataset, "seed": r.seed, **t} for r in self.records for t in r.tradeoff]
 
-        As :meth:`vflattack.audit.AuditReport.write`; returns the paths of the files written.
-        """
-        with report_dir(out_dir) as tmp:
-            paths = self._write_files(tmp)
-        final = pathlib.Path(out_dir)
-        return {k: str(final / pathlib.Path(v).relative_to(tmp)) for k, v in paths.items()}
-
-    def _write_files(self, out: pathlib.Path) -> dict:
-        paths = {"threats_json": out / "threats.json", "tradeoff_csv": out / "tradeoff.csv"}
-        paths["threats_json"].write_text(json.dumps({"config": self.config,
-                                                     "records": [_jsonable(asdict(r)) for r in self.records]}, indent=1))
-        with open(paths["tradeoff_csv"], "w", newline="") as fh:
-            w = csv.DictWriter(fh, fieldnames=["dataset", "seed", "kind", "epsilon", "distortion", "whitebox", "am", "ram", "detected"])
-            w.writeheader()
-            for r in self.records:
-                for t in r.tradeoff:
-                    w.writerow({"dataset": r.dataset, "seed": r.seed, **t})
+    def plots(self, out: pathlib.Path) -> dict:
         from .plots import plot_blackbox, plot_tradeoff
+
+        paths = {}
         for ds in sorted({r.dataset for r in self.records}):
             recs = [r for r in self.records if r.dataset == ds]
             if any(r.tradeoff for r in recs):
                 paths[f"tradeoff_{ds}"] = plot_tradeoff(recs, out / f"tradeoff_{ds}.png")
             if any(r.blackbox for r in recs):
                 paths[f"blackbox_{ds}"] = plot_blackbox(recs, out / f"blackbox_{ds}.png")
-        return {k: str(v) for k, v in paths.items()}
+        return paths
 
 
 def _mse_affine(model, scores_real, scores_est, Y, X, method, with_error=False):
@@ -155,9 +143,8 @@ def run_threat_audit(dataset: str = "breast_cancer", n_passive: int = 10, seeds:
         model = train_vfl_model(Ytr, Xtr, Ltr, rng=seed)
         Y, X = F[ev][:, active], F[ev][:, passive]
         real = model.predict_proba(Y, X)
-        A = difference_matrix(model.n_classes) @ model.W_pas
-        rank = int(np.linalg.matrix_rank(A))
-        est = "ls" if rank == n_passive else "half_star"
+        rank = model.box_slice.rank
+        est = default_estimator(model)
         am = train_adversary_model(Ytr, Ltr, rng=seed)
         ram = refine_adversary_model(am, F[obs][:, active], model.predict_proba(F[obs][:, active], F[obs][:, passive]),
                                      lam=lam)
@@ -171,7 +158,7 @@ def run_threat_audit(dataset: str = "breast_cancer", n_passive: int = 10, seeds:
             a1, p1 = split_columns(F.shape[1], 1, seed)
             m1 = train_vfl_model(F[train][:, a1], F[train][:, p1], Ltr, rng=seed)
             Yb, Xb = F[pred][:, a1], F[pred][:, p1]
-            signs = np.sign(difference_matrix(m1.n_classes) @ m1.W_pas[:, 0])
+            signs = np.sign(m1.system_matrix[:, 0])
             sc = m1.predict_proba(Yb, Xb)
             for n in [10, 30, 100, 300, 1000, 3000, 10000]:
                 if n > pred.size:

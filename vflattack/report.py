@@ -1,0 +1,81 @@
+"""One report type for every vflattack experiment, with one writer.
+
+A :class:`Report` holds its records and its configuration. What differs between the
+audit, the threat audit and the known-input experiment is data, not code: the names of
+the JSON and CSV files, the CSV rows, and which plots to draw. :meth:`Report.write`
+publishes a report directory atomically (``vflattack._reportdir``): the files are built
+in a temporary sibling, ``manifest.json`` is written last, and the directory is renamed
+into place.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import pathlib
+from dataclasses import asdict, dataclass, is_dataclass
+from typing import Any, ClassVar
+
+from ._reportdir import report_dir
+from .protocol import to_jsonable
+
+__all__ = ["Report"]
+
+
+@dataclass
+class Report:
+    """Records and configuration of one experiment.
+
+    Subclasses set ``kind``, ``json_name``, ``csv_name`` and ``csv_fields`` and define
+    :meth:`table`, :meth:`csv_rows` and :meth:`plots`; :meth:`payload` adds anything else
+    the JSON file should hold.
+    """
+
+    records: list
+    config: dict
+    kind: ClassVar[str] = "report"
+    json_name: ClassVar[str] = "report.json"
+    csv_name: ClassVar[str | None] = None
+    csv_fields: ClassVar[tuple[str, ...]] = ()
+
+    def table(self) -> str:  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
+
+    def csv_rows(self) -> list[dict]:
+        """The rows of the CSV file (``csv_fields`` keys)."""
+        return []
+
+    def plots(self, out: pathlib.Path) -> dict:
+        """Draw the report's PNG plots into ``out``; return ``{name: path}``."""
+        return {}
+
+    def payload(self) -> dict:
+        """The JSON document: kind, configuration and records."""
+        return {"kind": self.kind, "config": self.config,
+                "records": [asdict(r) if is_dataclass(r) else r for r in self.records]}
+
+    def write_into(self, out: pathlib.Path) -> dict:
+        """Write the JSON, the CSV and the plots into the existing directory ``out``."""
+        out = pathlib.Path(out)
+        paths: dict[str, Any] = {"json": out / self.json_name}
+        paths["json"].write_text(json.dumps(to_jsonable(self.payload()), indent=1))
+        if self.csv_name:
+            paths["csv"] = out / self.csv_name
+            with open(paths["csv"], "w", newline="") as fh:
+                w = csv.DictWriter(fh, fieldnames=list(self.csv_fields), extrasaction="ignore")
+                w.writeheader()
+                for row in self.csv_rows():
+                    w.writerow(row)
+        paths.update(self.plots(out))
+        return {k: str(v) for k, v in paths.items()}
+
+    def write(self, out_dir: Any) -> dict:
+        """Write the report into ``out_dir`` atomically, with ``manifest.json`` last.
+
+        ``out_dir`` must be new, empty, or a previous report (which is replaced). Returns
+        the paths of the files written.
+        """
+        with report_dir(out_dir) as tmp:
+            paths = self.write_into(tmp)
+        final = pathlib.Path(out_dir)
+        return {k: str(final / pathlib.Path(v).relative_to(tmp)) for k, v in paths.items()}
