@@ -40,7 +40,8 @@ def main(path: str) -> None:
                   f"{us(base['per_row'])} | {base['per_row'] / ours['per_row']:,.0f}× |")
 
     print("\n## rcc2 / cls per row vs scipy bvls and a fresh cvxpy QP\n")
-    print("| d | m | rcc2 (numba) | cls (compiled BVLS) | scipy bvls loop | cvxpy QP per row | rcc2 vs bvls | cls vs bvls | rcc2 vs cvxpy | rcc2 max dev vs cvxpy | cls max dev vs scipy |")
+    print("| d | m | rcc2 (numba) | cls (compiled BVLS) | scipy bvls loop | cvxpy QP per row | rcc2 vs bvls | cls vs bvls "
+          "| rcc2 vs cvxpy | rcc2 max dev vs cvxpy | cls max dev vs scipy |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     proj = rows["test_projection"]
     for d, m in sorted({(p[1], p[2]) for p in proj}, key=lambda t: (int(t[0]), int(t[1]))):

@@ -187,7 +187,7 @@ def bnb_center(prob, q, gap_tol=1e-6, max_nodes=5_000_000, max_rounds=2_000):
     low = 0.0
     complete = False
     rounds = 0
-    for rounds in range(1, max_rounds + 1):
+    for rounds in range(1, max_rounds + 1):  # noqa: B007 - the count is reported after the loop
         P = np.array(points)
         U = np.ascontiguousarray((P - q) @ W)
         c_u, radius, low_k, sup, _ = certified_ball(U)

@@ -285,7 +285,7 @@ def min_enclosing_ball(P, maxit):
     k = 1
     status = 1
     scale = math.sqrt(best) + 1e-300
-    for it in range(maxit):
+    for _ in range(maxit):
         if not _circumcenter(P, T, k, caff, lam, work, rhs, sol):
             status = 2
             break

@@ -68,7 +68,9 @@ def test_cli_default_audit_prints_the_table(capsys):
 
 
 def test_cli_help_and_exit_codes(tmp_path):
-    run = lambda *a: subprocess.run([sys.executable, "-m", "vflattack", *a], capture_output=True, text=True, timeout=600)
+    def run(*a):
+        return subprocess.run([sys.executable, "-m", "vflattack", *a], capture_output=True, text=True, timeout=600)
+
     h = run("audit", "--help")
     assert h.returncode == 0 and "--passive" in h.stdout and "--out" in h.stdout and "--data-dir" in h.stdout
     assert run("audit", "--dataset", "iris").returncode == 2

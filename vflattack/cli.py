@@ -95,7 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="distortion budgets as fractions of ||W_pas||_F (default: 0.05 0.1 0.25 0.5 1)")
     audit.add_argument("--observed", type=_positive_int, default=100, metavar="N",
                        help="real scores the agnostic adversary observed earlier to refine its model (default 100)")
-    audit.add_argument("--lam", type=_float_in(0.0, low_open=False), default=1.0, help="weight of the observed-score loss in the RAM (default 1)")
+    audit.add_argument("--lam", type=_float_in(0.0, low_open=False), default=1.0,
+                       help="weight of the observed-score loss in the RAM (default 1)")
     _add_shared_options(audit, DEFAULT_METHODS + BASELINES, None)
     sweep = sub.add_parser(
         "sweep", help="the papers' experiment: MSE vs number of passive features, per dataset",

@@ -135,8 +135,8 @@ def _ascent(obj: _Objective, mu: float, R: np.ndarray, max_iter: int) -> np.ndar
         nrm2 = float(np.sum(Omega * Omega))
         if nrm2 < 1e-24:
             break
-        found = _backtrack(lambda t: _cayley(R, Omega, t), phi,
-                           lambda R_new, v_new, t: v_new >= val + 1e-4 * t * nrm2, step, 1e-12)
+        found = _backtrack(lambda t, R=R, Omega=Omega: _cayley(R, Omega, t), phi,
+                           lambda R_new, v_new, t, val=val, nrm2=nrm2: v_new >= val + 1e-4 * t * nrm2, step, 1e-12)
         if found is None:
             break
         R, val, step = found
@@ -178,8 +178,9 @@ def _feasible_ascent(obj: _Objective, R: np.ndarray, epsilon: float, max_iter: i
         nrm2 = float(np.sum(Omega * Omega))
         if nrm2 < 1e-20:
             break
-        found = _backtrack(lambda t: _restore(obj, _cayley(R, Omega, t), epsilon), lambda R_new: obj.f(R_new)[0],
-                           lambda R_new, v_new, t: v_new > val + 1e-6 * t * nrm2
+        found = _backtrack(lambda t, R=R, Omega=Omega: _restore(obj, _cayley(R, Omega, t), epsilon),
+                           lambda R_new: obj.f(R_new)[0],
+                           lambda R_new, v_new, t, val=val, nrm2=nrm2: v_new > val + 1e-6 * t * nrm2
                            and np.sqrt(obj.dist2(R_new)) <= epsilon, step, 1e-10)
         if found is None:
             break
@@ -212,7 +213,9 @@ def _random(obj: _Objective, epsilon: float, rng) -> np.ndarray:
     d = obj.G.shape[0]
     S = rng.standard_normal((d, d))
     S = (S - S.T) / np.linalg.norm(S - S.T)
-    dist = lambda t: np.sqrt(obj.dist2(expm(t * S)))
+    def dist(t):
+        return np.sqrt(obj.dist2(expm(t * S)))
+
     hi = 1e-3
     while dist(hi) < epsilon and hi < np.pi * np.sqrt(d):
         hi *= 2.0
