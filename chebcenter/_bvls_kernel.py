@@ -1,6 +1,6 @@
 """Compiled bounded-variable least squares: a line-by-line port of SciPy's BVLS.
 
-Private module. ``cls`` is defined (SPEC §1, README) as
+Private module. ``cls`` is defined (docs/theory.md §1 and §7) as
 ``scipy.optimize.lsq_linear(A, b, bounds=(lo, hi), method="bvls", tol=tol)``; because
 every point of S_F minimises ``||A x - b||`` over the box when b is consistent, the
 estimate is the point where that particular algorithm stops, so this port keeps its

@@ -2,7 +2,7 @@
 
 Private module: float64 arrays in, float64 arrays out, no validation and no
 Python objects. Each docstring states the formula it evaluates. Notation as in
-SPEC.md: ``q = A^+ b``, ``h = q + P m`` (half*), ``m = (lo + hi) / 2``,
+docs/theory.md: ``q = A^+ b``, ``h = q + P m`` (half*), ``m = (lo + hi) / 2``,
 ``Vr`` the r x d matrix with orthonormal rows spanning Row(A), so that
 ``A x = b  <=>  Vr x = Vr q`` for consistent ``b``.
 """
@@ -102,7 +102,7 @@ def check_rows(C, A, B, lo, hi, residual, violation):
 
 @jit
 def ball_radii(H, mid, half_diag_sq, out):
-    """``R_n = sqrt(max(0, sum_i ((hi_i - lo_i)/2)^2 - ||h_n - m||^2))`` (SPEC §2.4)."""
+    """``R_n = sqrt(max(0, sum_i ((hi_i - lo_i)/2)^2 - ||h_n - m||^2))`` (docs/theory.md §2.4)."""
     n_rows, d = H.shape
     for n in range(n_rows):
         s = 0.0

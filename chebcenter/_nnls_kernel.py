@@ -1,6 +1,6 @@
 """Compiled non-negative least squares for the RCC1 alpha = 1 certificate.
 
-Private module. SPEC §1: alpha = 1 is RCC1-optimal iff some ``delta >= 0`` solves
+Private module. docs/theory.md §1: alpha = 1 is RCC1-optimal iff some ``delta >= 0`` solves
 ``(P o P) delta = s`` with ``s_i = (h_i - lo_i)(hi_i - h_i)``. The matrix ``P o P`` is the
 same for every row of a batch, so its Gram matrix is formed once and each row runs the
 Lawson-Hanson active-set method on the normal equations of its passive set (a Cholesky

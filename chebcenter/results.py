@@ -75,7 +75,7 @@ class CenterResult:
     radius : float
         For ``exact`` the Chebyshev radius ``max_{x in S_F} ||x - center||``;
         for the other methods the bound the method certifies on the worst-case
-        error of its own center (see the README's method table); NaN if none.
+        error of its own center (the method table of docs/chebcenter.md); NaN if none.
     status : Status
     method : str
     time : float

@@ -1,4 +1,4 @@
-r"""The bounds of SPEC §2 (the project's Theorems 1 and 2) as functions.
+r"""The bounds of docs/theory.md §2 (the project's Theorems 1 and 2) as functions.
 
 All functions take the shared matrix ``A`` and data ``X`` (rows are samples,
 known to lie in the box ``[lo, hi]``) and return exact finite-sample

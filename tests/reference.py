@@ -1,6 +1,6 @@
 """Independent routes the library is checked against (never imported by chebcenter).
 
-Each is written from the definitions in SPEC.md with different algorithms than
+Each is written from the definitions in docs/theory.md with different algorithms than
 the library: brute-force vertex enumeration in u-space over p-subsets of the 2d
 box faces, the minimum enclosing ball as an SOCP, the RCC1 *primal* SDP, and
 the RCC2 projection as a cvxpy QP.
@@ -65,7 +65,7 @@ def meb_socp(V):
 
 
 def rcc1_primal(A, b, lo, hi):
-    """RCC1 from the primal SDP (SPEC §1 / papers.md §1.5): max Tr(D) - ||u||^2.
+    """RCC1 from the primal SDP (docs/theory.md §1 / papers.md §1.5): max Tr(D) - ||u||^2.
 
     Constraints ``a_i^T D a_i + 2 (q_i - m_i) a_i^T u + (q_i - lo_i)(q_i - hi_i) <= 0``
     and ``[[D, u], [u^T, 1]] >= 0``. Returns (x, eta).

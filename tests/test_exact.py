@@ -95,7 +95,7 @@ def test_symmetric_slice_center_is_midpoint(d):
 
 
 def test_segment_midpoint_and_spec_example():
-    """SPEC §1: A = [1, -2], b = 0.2: segment (0.2, 0)-(1, 0.4), center (0.6, 0.2), radius sqrt(0.2)."""
+    """docs/theory.md §1: A = [1, -2], b = 0.2: segment (0.2, 0)-(1, 0.4), center (0.6, 0.2), radius sqrt(0.2)."""
     r = cc.chebyshev_center([[1.0, -2.0]], [0.2], method="exact")
     np.testing.assert_allclose(r.center, [0.6, 0.2], atol=1e-12)
     assert abs(r.radius - np.sqrt(0.2)) <= 1e-12

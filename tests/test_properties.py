@@ -1,4 +1,4 @@
-"""SPEC §2 as hypothesis properties over random (rank-deficient) A, planted x, boxes."""
+"""docs/theory.md §2 as hypothesis properties over random (rank-deficient) A, planted x, boxes."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def test_theorem1_identities_hold_exactly(data):
     B = X @ A.T
     mse = {m: np.mean((X - P.centers(B, method=m).centers) ** 2) for m in ("half_star", "ls")}
     # Theorem 1 is about the midpoint itself (method "half" returns the unique solution
-    # when rank A = d, SPEC §1), so use the definition here
+    # when rank A = d, docs/theory.md §1), so use the definition here
     mse["half"] = np.mean((X - 0.5 * (lo + hi)) ** 2)
     # item 1: per sample ||X - h||^2 = ||X - m||^2 - ||A^+A(X - m)||^2
     H = P.centers(B, method="half_star").centers
@@ -58,7 +58,7 @@ def test_theorem2_von_neumann_bounds(data):
 
 
 def test_unit_box_ls_formula_matches_spec():
-    """SPEC §2.2 for [0,1]^d: MSE(ls) - MSE(half*) = (1/(Nd)) sum 1^T P (X_n - 1/4)."""
+    """docs/theory.md §2.2 for [0,1]^d: MSE(ls) - MSE(half*) = (1/(Nd)) sum 1^T P (X_n - 1/4)."""
     rng = np.random.default_rng(3)
     A, X = rng.standard_normal((2, 6)), rng.random((50, 6))
     P = np.eye(6) - np.linalg.pinv(A) @ A

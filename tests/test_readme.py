@@ -1,19 +1,34 @@
-"""The README's Python blocks run as written (the quickstart stays true)."""
+"""The README's and the docs' Python blocks run as written (the quickstarts stay true)."""
 
 from __future__ import annotations
 
 import pathlib
 import re
 
-README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def _blocks(path):
+    return re.findall(r"```python\n(.*?)```", path.read_text(), flags=re.S)
 
 
 def test_readme_python_blocks_run():
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+    blocks = _blocks(README)
     assert blocks, "the README has a Python quickstart"
     for code in blocks:
         namespace: dict = {}
         exec(compile(code, str(README), "exec"), namespace)
+
+
+@pytest.mark.parametrize("page", PAGES[1:], ids=lambda p: p.name)
+def test_docs_python_blocks_run(page):
+    for code in _blocks(page):
+        namespace: dict = {}
+        exec(compile(code, str(page), "exec"), namespace)
 
 
 def test_readme_shows_the_two_commands_first():
@@ -23,3 +38,25 @@ def test_readme_shows_the_two_commands_first():
     assert "python -m pytest" in first_screen
     ci = (README.parent / ".ci" / "run").read_text()
     assert 'pip install -e ".[test]"' in ci and "python -m pytest" in ci
+
+
+def test_docs_links_resolve():
+    """Every relative Markdown link points at a file, and every #anchor at a heading."""
+    def anchors(path):
+        out = set()
+        for line in path.read_text().splitlines():
+            if line.startswith("#"):
+                title = line.lstrip("#").strip().lower()
+                slug = re.sub(r"[^\w\- ]", "", title).replace(" ", "-")
+                out.add(slug)
+        return out
+
+    for page in PAGES:
+        for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text()):
+            if target.startswith(("http://", "https://")):
+                continue
+            file, _, anchor = target.partition("#")
+            dest = (page.parent / file).resolve() if file else page
+            assert dest.exists(), f"{page.name}: link to missing {target}"
+            if anchor and dest.suffix == ".md":
+                assert anchor in anchors(dest), f"{page.name}: no heading for #{anchor} in {dest.name}"

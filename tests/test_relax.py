@@ -1,4 +1,4 @@
-"""rcc1 and rcc2 against independent routes (primal SDP, cvxpy QP) and SPEC's facts."""
+"""rcc1 and rcc2 against independent routes (primal SDP, cvxpy QP) and the facts of docs/theory.md §1.2."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from chebcenter.methods.relax import rcc1_certificate
 
 
 def test_spec_segment_example_rcc1_is_not_always_better_than_half_star():
-    """SPEC §1: A = [1, -2], b = 0.2: RCC1 (0.5, 0.15) errs by 0.559, half* (0.64, 0.22) by 0.492."""
+    """docs/theory.md §1: A = [1, -2], b = 0.2: RCC1 (0.5, 0.15) errs by 0.559, half* (0.64, 0.22) by 0.492."""
     P = cc.BoxSlice([[1.0, -2.0]])
     V = np.array([[0.2, 0.0], [1.0, 0.4]])
     r1 = P.center([0.2], method="rcc1")
@@ -76,7 +76,7 @@ def test_rcc1_certificate_is_a_valid_bound_for_any_feasible_alpha():
 
 
 def test_rcc1_equals_half_star_often_when_nullity_is_large():
-    """SPEC §1: RCC1 = half* in 95-100 % of instances once d - r >= 5."""
+    """docs/theory.md §1: RCC1 = half* in 95-100 % of instances once d - r >= 5."""
     rng = np.random.default_rng(1)
     A = rng.standard_normal((2, 9))
     X = rng.random((40, 9))
@@ -245,7 +245,7 @@ def test_warm_starts_and_thread_count_never_change_the_answer():
 
 
 def test_compiled_nnls_certifies_alpha_one_exactly_where_scipy_does():
-    """The alpha = 1 test (SPEC §1: (P o P) delta = s, delta >= 0) in the compiled batch kernel
+    """The alpha = 1 test (docs/theory.md §1: (P o P) delta = s, delta >= 0) in the compiled batch kernel
     against scipy.optimize.nnls on the same systems: same decision on every row (measured
     3 000 of 3 000), and every certified row's residual is recomputed <= 1e-10 ||s||."""
     from scipy.optimize import nnls

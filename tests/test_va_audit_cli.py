@@ -21,7 +21,7 @@ def test_audit_end_to_end_writes_parsable_reports(tmp_path):
     assert len(rep.records) == 4
     r = rep.records[0]
     assert set(r.mse) == set(va.DEFAULT_METHODS + va.BASELINES)
-    # SPEC §2 on the audit's measured numbers
+    # docs/theory.md §2 on the audit's measured numbers
     for rec in rep.records:
         assert rec.mse["half_star"] <= rec.mse["half"] + 1e-12
         lo, up, _ = rec.bounds["half_star"]

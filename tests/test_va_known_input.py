@@ -1,4 +1,4 @@
-"""Known-input attack on distance-preserving perturbation (SPEC §4)."""
+"""Known-input attack on distance-preserving perturbation (docs/theory.md §4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""vflattack: model, mapping, white-box attack (SPEC §3)."""
+"""vflattack: model, mapping, white-box attack (docs/theory.md §3)."""
 
 from __future__ import annotations
 
@@ -75,7 +75,7 @@ def test_whitebox_equals_chebcenter_on_the_same_system_and_bounds_hold():
         ref = P.centers(B, method=meth)
         np.testing.assert_allclose(res.reconstructions[meth], ref.centers, atol=1e-7)
     mse = res.mse(X)
-    # SPEC §2 on the attack's own numbers
+    # docs/theory.md §2 on the attack's own numbers
     assert mse["half_star"] <= mse["half"] + 1e-12
     assert mse["half"] - mse["half_star"] == pytest.approx(cc.theory.half_star_gain(A, X), abs=1e-10)
     assert mse["ls"] - mse["half_star"] == pytest.approx(cc.theory.ls_minus_half_star(A, X), abs=1e-10)

@@ -1,4 +1,4 @@
-"""Black-box, agnostic (AM/RAM) attacks and the orthogonal defences (SPEC §3)."""
+"""Black-box, agnostic (AM/RAM) attacks and the orthogonal defences (docs/theory.md §3)."""
 
 from __future__ import annotations
 

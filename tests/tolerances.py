@@ -7,7 +7,7 @@ All comparisons are on problems scaled so that the box is [0, 1]^d or similar
 TOL = {
     # closed forms against plain numpy: a few dozen flops per entry, rounding ~1e-15
     "closed_form": 1e-11,
-    # identities of SPEC §2 evaluated two ways (sums of N*d squares)
+    # identities of docs/theory.md §2 evaluated two ways (sums of N*d squares)
     "identity": 1e-10,
     # compiled dual-Newton projection vs Clarabel QP: Clarabel stops at ~1e-8 gaps
     "rcc2_vs_qp": 2e-6,

@@ -2,7 +2,7 @@
 
 The application layer on top of :mod:`chebcenter`: a split logistic regression
 (:class:`VFLModel`), its confidence scores turned into the linear system
-``A x = b'`` (SPEC §3), and attacks that hand that system to chebcenter's
+``A x = b'`` (docs/theory.md §3), and attacks that hand that system to chebcenter's
 estimators to reconstruct the passive party's features.
 """
 

@@ -1,4 +1,4 @@
-r"""The agnostic attack: no score of the target sample is ever read (SPEC §3).
+r"""The agnostic attack: no score of the target sample is ever read (docs/theory.md §3).
 
 The adversary (the active party) trains its own logistic regression, the
 adversary model (AM), on its features and the labels; its scores ``chat(y)``

@@ -1,4 +1,4 @@
-"""The white-box attack: every chebcenter estimator on ``A x = b'`` (SPEC §3), plus baselines."""
+"""The white-box attack: every chebcenter estimator on ``A x = b'`` (docs/theory.md §3), plus baselines."""
 
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ class AttackResult:
         return out
 
     def mse(self, X_true: Any, per_feature: bool = False, rows: Any = None) -> dict:
-        """Per-feature MSE ``(1/(N d)) sum ||X_n - Xhat_n||^2`` per method (SPEC §2).
+        """Per-feature MSE ``(1/(N d)) sum ||X_n - Xhat_n||^2`` per method (docs/theory.md §2).
 
         Computed on ``rows`` (default: :meth:`common_rows`, so every method is
         scored on the same predictions). ``per_feature=True`` gives the (d,)
@@ -156,7 +156,7 @@ def whitebox_attack(model: VFLModel, scores: Any, Y: Any,
                     progress: Any = None) -> AttackResult:
     """Reconstruct the passive features from scores, knowing ``W_act, W_pas, b``.
 
-    Builds ``A = J W_pas`` and ``b'_n = c'_n - J W_act y_n - J b`` (SPEC §3),
+    Builds ``A = J W_pas`` and ``b'_n = c'_n - J W_act y_n - J b`` (docs/theory.md §3),
     factors A once and runs every requested chebcenter method on the batch;
     ``"random"`` (uniform in [0, 1]^d, seeded by ``rng``) and ``"mean"`` (the
     training-set feature mean ``prior_mean``) are the baselines an adversary

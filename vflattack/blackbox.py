@@ -1,4 +1,4 @@
-r"""Black-box attack with one passive feature (SPEC §3).
+r"""Black-box attack with one passive feature (docs/theory.md §3).
 
 The adversary knows ``W_act`` and the signs of ``a = J w_pas`` only. With
 ``s_n = c'_n - J W_act y_n = a x_n + beta`` (beta = J b unknown), each

@@ -76,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     audit = sub.add_parser(
         "audit", help="attack one dataset and print the MSE per estimator",
         description="Train a VFL logistic regression, attack its confidence scores (white-box) and print "
-                    "the per-feature MSE of every estimator, with the bounds of SPEC §2. Protocol: columns "
+                    "the per-feature MSE of every estimator, with the bounds of docs/theory.md §2. Protocol: columns "
                     "min-max scaled, seeded shuffle, the last d columns passive, 80/20 train/prediction split.")
     audit.add_argument("--dataset", default="breast_cancer", choices=datasets.NAMES,
                        help="dataset (default: breast_cancer, bundled with scikit-learn)")

@@ -1,4 +1,4 @@
-r"""Known-input attack on distance-preserving perturbation (SPEC §4; Giannella, Liu, Kargupta).
+r"""Known-input attack on distance-preserving perturbation (docs/theory.md §4; Giannella, Liu, Kargupta).
 
 Records are ROWS (the paper uses columns). The owner releases
 ``Y[pi(i)] = M_T x_i (+ v_T)`` with ``M_T`` orthogonal and ``pi`` a secret
@@ -320,7 +320,7 @@ class DefenceBreach:
 
 def attack_orthogonal_defence(disclosed: Any, scores: Any, Y: Any, X_known: Any, *, epsilon: float = 0.07,
                               rng: Any = 0, R_true: Any = None, tol: float | None = None) -> DefenceBreach:
-    """Undo the orthogonal defence of SPEC §3 with a few known passive records.
+    """Undo the orthogonal defence of docs/theory.md §3 with a few known passive records.
 
     When rank(J W_pas) = d (d <= k - 1), the white-box reconstruction under the
     disclosed ``W_pas R`` is exactly ``R^T x`` for every prediction: a

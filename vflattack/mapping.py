@@ -1,4 +1,4 @@
-r"""Confidence scores -> the linear system ``A x = b'`` of SPEC §3.
+r"""Confidence scores -> the linear system ``A x = b'`` of docs/theory.md §3.
 
 With ``J`` the (k-1) x k difference matrix (row m: -1 at column m, +1 at m+1)
 and ``c'_m = ln(c_{m+1} / c_m) = z_{m+1} - z_m``:

@@ -1,4 +1,4 @@
-r"""The split logistic regression of vertical federated learning (SPEC §3).
+r"""The split logistic regression of vertical federated learning (docs/theory.md §3).
 
 Logits ``z = W_act y + W_pas x + b`` with the active party's features ``y``
 (d_a) and the passive party's ``x`` (d, min-max scaled to [0, 1]); scores

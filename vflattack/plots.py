@@ -28,7 +28,7 @@ def _finish(fig, ax, path, legend_cols=2, grid="both") -> pathlib.Path:
 
 def plot_mse_vs_passive(records, path) -> pathlib.Path:
     """MSE per estimator against the number of passive features d, with the von
-    Neumann bounds on MSE(half*) (SPEC §2.3) drawn as a shaded band."""
+    Neumann bounds on MSE(half*) (docs/theory.md §2.3) drawn as a shaded band."""
     plt = _plt()
     ds = sorted({r.n_passive for r in records})
     methods = list(records[0].mse)

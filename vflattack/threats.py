@@ -4,7 +4,7 @@
 (seeded column shuffle, last d columns passive, seeded 80/20 split). The first
 ``n_observed`` prediction rows (at most half of them) are the real scores the
 adversary observed earlier (they refine the RAM); every MSE is measured on the
-other prediction rows. Estimators: ``ls`` when rank(A) = d, ``half_star`` otherwise (SPEC §3).
+other prediction rows. Estimators: ``ls`` when rank(A) = d, ``half_star`` otherwise (docs/theory.md §3).
 
 Defences: for each budget epsilon the passive party optimises R on its own
 training rows; the white-box, AM and RAM adversaries are then scored with the

@@ -1,6 +1,6 @@
 """Relaxed Chebyshev centers: ``rcc1`` (Eldar-Beck-Teboulle) and ``rcc2``.
 
-RCC1 (SPEC §1), in u-space ``x = q + W u``: each box row is one quadratic
+RCC1 (docs/theory.md §1), in u-space ``x = q + W u``: each box row is one quadratic
 ``(a_i^T u + q_i - lo_i)(a_i^T u + q_i - hi_i) <= 0``. The dual (EBT Thm III.1)
 
     minimise_{alpha >= 0, tau}  tau - sum_i alpha_i t_i

@@ -1,9 +1,9 @@
-"""Closed-form estimators: ``half``, ``ls``, ``half_star`` (SPEC §1).
+"""Closed-form estimators: ``half``, ``ls``, ``half_star`` (docs/theory.md §1).
 
 With ``h = q + P m`` (half*), ``R_n^2 = sum_i ((hi_i - lo_i)/2)^2 - ||h_n - m||^2``
 and the orthogonal split ``x - c = (x - h) + (h - c)`` for ``c`` in S:
 
-* half_star: ``max_{x in S_F} ||x - h|| <= R`` (SPEC §2.4);
+* half_star: ``max_{x in S_F} ||x - h|| <= R`` (docs/theory.md §2.4);
 * ls: the minimum-norm solution is the projection of the origin o onto S,
   ``q = h + P (o - m)``, so ``x - q = (x - h) - P (o - m)`` and only the triangle
   inequality holds: ``||x - q|| <= R + ||P (o - m)||``. (In the normalised coordinates the
@@ -50,4 +50,4 @@ HALF = MethodSpec("half", half, lies_in="box",
 LS = MethodSpec("ls", ls, lies_in="S",
                 certifies="R + ||P (o - m)|| (o: the origin)")
 HALF_STAR = MethodSpec("half_star", half_star, lies_in="S",
-                       certifies="R = sqrt(sum((hi-lo)^2)/4 - ||h - m||^2) (SPEC §2.4)")
+                       certifies="R = sqrt(sum((hi-lo)^2)/4 - ||h - m||^2) (docs/theory.md §2.4)")
