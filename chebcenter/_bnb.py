@@ -100,8 +100,7 @@ def farthest_point(Vr, beta, lo, hi, c, threshold, max_nodes, slack=1e-3):
 
 
 def _farthest_point_py(Vr, beta, lo, hi, c, threshold, max_nodes, slack=1e-3):
-    """Best-first :func:`farthest_point` with HiGHS node LPs (r > 1)."""
-    """Branch and bound for ``max_{x in S_F} ||x - c||^2``.
+    """Best-first branch and bound for ``max_{x in S_F} ||x - c||^2`` with HiGHS node LPs (r > 1).
 
     Nodes whose upper bound is at most ``threshold`` are pruned (the caller only needs to
     know whether something exceeds it); once a point beyond the threshold is known, also
@@ -233,7 +232,6 @@ def farthest_point_knapsack(a, beta, lo, hi, c, threshold, slack, max_nodes, max
     SL = np.empty((max_depth, d))
     SU = np.empty((max_depth, d))
     SB = np.empty(max_depth)  # the parent's bound (a node is re-evaluated when popped)
-    top = 0
     SL[0] = lo
     SU[0] = hi
     SB[0] = np.inf

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import jit
+from ._kernels import forward_substitute
 
 __all__ = ["bvls_rows"]
 
@@ -99,11 +100,7 @@ def _min_norm_qr(A, b):
     if rmin <= 1e-8 * rmax:
         return np.empty(0)
     y = np.zeros(n)  # R^T y[:m] = b (R upper: R^T lower), then z = H_0 ... H_{m-1} y
-    for i in range(m):
-        s = b[i]
-        for k in range(i):
-            s -= M[k, i] * y[k]
-        y[i] = s / M[i, i]
+    forward_substitute(M, b, y, m, True)
     for j in range(m - 1, -1, -1):
         s = y[j]
         for i in range(j + 1, n):
@@ -232,7 +229,7 @@ def _bvls_one(A, b, lb, ub, tol, x):
 @jit
 def bvls_rows(A, B, lb, ub, tol, X, nit, status):
     """:func:`_bvls_one` for every row of ``B`` (blocks of rows run on all cores through
-    :func:`chebcenter._jit.row_blocks`); writes ``X[n]``, the
+    :func:`chebcenter._parallel.row_blocks`); writes ``X[n]``, the
     iteration count and SciPy's status code (0 max iterations, 1 first-order optimality,
     2 cost change below tol, 3 unconstrained solution in the box)."""
     for n in range(B.shape[0]):

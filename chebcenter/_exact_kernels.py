@@ -399,3 +399,11 @@ def certified_ball(P, gap_tol=1e-9):
         if status == 0 and best[1] - lower <= gap_tol * (1.0 + best[1]):
             return best[0], best[1], lower, np.sort(best[2]), 0
     return best[0], best[1], lower, np.sort(best[2]), max(status, 1)
+
+
+def distinct_rows(V, tol):
+    """The rows of V with duplicates (equal to within about ``tol``) removed, first occurrences kept in order."""
+    if V.shape[0] <= 1:
+        return V.copy()
+    _, first = np.unique(np.round(V / tol), axis=0, return_index=True)
+    return V[np.sort(first)]

@@ -26,7 +26,8 @@ __all__ = [
     "cholesky_in_place",
     "cholesky_solve",
     "check_rows",
-    "clip_rows",
+    "box_violation",
+    "forward_substitute",
     "prepare_rows",
     "project_points",
     "project_rows",
@@ -63,15 +64,9 @@ def prepare_rows(B, Ur, s_r, Vr, p_mid, lo, hi, Q, H, residual, violation):
             row = Vr[k]
             for i in range(d):
                 q[i] += row[i] * ck
-        worst = 0.0
         for i in range(d):
-            h = q[i] + p_mid[i]
-            H[n, i] = h
-            if lo[i] - h > worst:
-                worst = lo[i] - h
-            if h - hi[i] > worst:
-                worst = h - hi[i]
-        violation[n] = worst
+            H[n, i] = q[i] + p_mid[i]
+        violation[n] = box_violation(H[n], lo, hi)
 
 
 @jit
@@ -90,14 +85,19 @@ def check_rows(C, A, B, lo, hi, residual, violation):
                 s += A[k, i] * C[n, i]
             res += s * s
         residual[n] = math.sqrt(res)
-        worst = 0.0
-        for i in range(d):
-            v = C[n, i]
-            if lo[i] - v > worst:
-                worst = lo[i] - v
-            if v - hi[i] > worst:
-                worst = v - hi[i]
-        violation[n] = worst
+        violation[n] = box_violation(C[n], lo, hi)
+
+
+@jit
+def box_violation(x, lo, hi):
+    """``max_i max(lo_i - x_i, x_i - hi_i, 0)``: how far x lies outside the box."""
+    worst = 0.0
+    for i in range(x.size):
+        if lo[i] - x[i] > worst:
+            worst = lo[i] - x[i]
+        if x[i] - hi[i] > worst:
+            worst = x[i] - hi[i]
+    return worst
 
 
 @jit
@@ -110,24 +110,6 @@ def ball_radii(H, mid, half_diag_sq, out):
             t = H[n, i] - mid[i]
             s += t * t
         out[n] = math.sqrt(max(0.0, half_diag_sq - s))
-
-
-@jit
-def clip_rows(X, lo, hi, out):
-    """``out = min(max(X, lo), hi)`` row-wise; returns the largest amount clipped."""
-    n_rows, d = X.shape
-    worst = 0.0
-    for n in range(n_rows):
-        for i in range(d):
-            v = X[n, i]
-            if v < lo[i]:
-                worst = max(worst, lo[i] - v)
-                v = lo[i]
-            elif v > hi[i]:
-                worst = max(worst, v - hi[i])
-                v = hi[i]
-            out[n, i] = v
-    return worst
 
 
 @jit
@@ -183,14 +165,21 @@ def cholesky_solve(H, rhs, out, n, min_pivot):
 
 
 @jit
-def cholesky_substitute(L, rhs, out, n):
-    """Solve ``L L^T z = rhs[:n]`` into ``out`` for a lower factor ``L[:n, :n]`` (as left
-    by :func:`cholesky_in_place`): forward, then backward substitution."""
+def forward_substitute(T, rhs, out, n, upper):
+    """Solve ``L z = rhs[:n]`` into ``out`` with L lower triangular: ``L = T[:n, :n]``
+    (lower part), or ``L = T[:n, :n]^T`` when ``upper`` (T's upper part, e.g. the R of a QR)."""
     for i in range(n):
         t = rhs[i]
         for k in range(i):
-            t -= L[i, k] * out[k]
-        out[i] = t / L[i, i]
+            t -= (T[k, i] if upper else T[i, k]) * out[k]
+        out[i] = t / T[i, i]
+
+
+@jit
+def cholesky_substitute(L, rhs, out, n):
+    """Solve ``L L^T z = rhs[:n]`` into ``out`` for a lower factor ``L[:n, :n]`` (as left
+    by :func:`cholesky_in_place`): forward, then backward substitution."""
+    forward_substitute(L, rhs, out, n, False)
     for i in range(n - 1, -1, -1):
         t = out[i]
         for k in range(i + 1, n):

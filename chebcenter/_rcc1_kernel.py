@@ -192,7 +192,7 @@ def rcc1_barrier_rows(W, C, T, Alpha, iterations, status, mu_min, maxit, chunk,
     MAX_ITERATIONS or NUMERICAL_FAILURE).
 
     Rows are cut into fixed chunks of ``chunk`` rows (the caller runs blocks of whole
-    chunks on all cores, :func:`chebcenter._jit.row_blocks`); inside a chunk each row is warm-started from the previous row's alpha and
+    chunks on all cores, :func:`chebcenter._parallel.row_blocks`); inside a chunk each row is warm-started from the previous row's alpha and
     re-solved cold (``alpha = 2``, ``mu = 1``) if that fails. The chunks do not depend on
     the number of threads, so neither does the result. ``chunk = 1``: every row cold."""
     n_rows = C.shape[0]

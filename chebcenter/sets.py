@@ -25,7 +25,7 @@ from scipy.optimize import linprog
 
 from ._cvxpy import EbtDual, status_of
 from ._errors import InvalidInputError
-from ._exact_kernels import certified_ball
+from ._exact_kernels import certified_ball, distinct_rows
 from ._rcc1_kernel import certify_quadratics
 from ._validate import as_array, as_matrix, as_positive_float, as_positive_int, check_choice, check_options
 from .methods import MethodSpec
@@ -94,7 +94,7 @@ class Polytope:
             if self.A_eq.shape[1] != n:
                 raise InvalidInputError(f"A_eq must have {n} columns like G; got shape {self.A_eq.shape}")
             self.b_eq = _vector("b_eq", b_eq, self.A_eq.shape[0])
-        self.n = n
+        self.d = n
         self.feas_tol = feas_tol
         # unit rows; a zero row is either vacuous (dropped) or a contradiction (remembered)
         gn, an = np.linalg.norm(G, axis=1), np.linalg.norm(self.A_eq, axis=1)
@@ -132,7 +132,7 @@ class Polytope:
             resid = np.linalg.norm(b - self._Ur @ c)
             self.consistent = (not self._contradiction) and resid <= self._tol * (1 + np.linalg.norm(b))
         else:
-            self.x0 = np.zeros(self.n)
+            self.x0 = np.zeros(self.d)
             self.consistent = (not self._contradiction) and not (self._b1.size and np.any(np.abs(b) > self._tol))
         self._hy = h
         self.Gu = self._G1 @ self.W                    # u-space rows: Gu u <= hu
@@ -162,7 +162,7 @@ class Polytope:
             return (self.x0, self.x0) if self.p == 0 else None
         lo, hi = self.x0.copy(), self.x0.copy()
         b_ub = self.hu + self._tol * (1 + np.abs(self.hu))
-        for i in range(self.n):
+        for i in range(self.d):
             c = self.W[i]
             if not np.any(c):
                 continue
@@ -194,8 +194,13 @@ class Polytope:
                         f"the polytope is unbounded: it contains the ray x + t d, t >= 0, with d = {np.round(d, 6).tolist()}"
                         " (add constraints, e.g. bounds on every coordinate)")
 
+    @property
+    def n(self) -> int:
+        """The dimension, as ``d`` (kept under its first name)."""
+        return self.d
+
     def __repr__(self) -> str:
-        return f"Polytope(n={self.n}, inequalities={self.G.shape[0]}, equalities={self.A_eq.shape[0]}, dim={self.p})"
+        return f"Polytope(d={self.d}, inequalities={self.G.shape[0]}, equalities={self.A_eq.shape[0]}, dim={self.p})"
 
     def _feasible_point(self):
         if not self.consistent:
@@ -217,7 +222,7 @@ class Polytope:
         spec, opts = _choose(_POLYTOPE_METHODS, method, options)
         t0 = time.perf_counter()
         if self._feasible_point() is None:
-            return _nan_result(self.n, Status.INFEASIBLE, spec.name, t0)
+            return _nan_result(self.d, Status.INFEASIBLE, spec.name, t0)
         return spec.func(self, t0, **opts)
 
     # -- exact ------------------------------------------------------------------------
@@ -244,15 +249,13 @@ class Polytope:
             feas = np.all(U @ self.Gu.T <= self.hu + tol, axis=1)
             found.append(U[feas])
         U = np.vstack(found) if found else np.zeros((0, p))
-        if U.shape[0] > 1:
-            _, first = np.unique(np.round(U / (10 * tol)), axis=0, return_index=True)
-            U = U[np.sort(first)]
+        U = distinct_rows(U, 10 * tol)
         return self._to_x(self.x0 + U @ self.W.T)
 
     def _exact(self, t0, max_candidates):
         V = self.vertices(max_candidates)
         if V is None:
-            return _nan_result(self.n, Status.TOO_LARGE, "exact", t0)
+            return _nan_result(self.d, Status.TOO_LARGE, "exact", t0)
         U = np.ascontiguousarray(((V - self._t) / self._s - self.x0) @ self.W)
         c, radius, low, sup, st = certified_ball(U)
         status = Status.OPTIMAL if st == 0 and radius - low <= 1e-9 * (1 + radius) else Status.INACCURATE
@@ -310,7 +313,7 @@ class Polytope:
         if self.p == 0:
             return CenterResult(self._to_x(self.x0), 0.0, Status.OPTIMAL, "rcc1", time.perf_counter() - t0)
         Qs, gs, ts, n_pairs = self.quadratic_form()
-        return _ebt_result(Qs, gs, ts, solver, t0, lambda u: self._to_x(self.x0 + self.W @ u), self._s, self.n,
+        return _ebt_result(Qs, gs, ts, solver, t0, lambda u: self._to_x(self.x0 + self.W @ u), self._s, self.d,
                            {"n_quadratic": n_pairs, "n_linear": len(ts) - n_pairs})
 
     # -- inscribed ------------------------------------------------------------------------
@@ -321,7 +324,7 @@ class Polytope:
         res = linprog(c, A_ub=np.hstack([self.Gu, norms[:, None]]), b_ub=self.hu,
                       bounds=[(None, None)] * self.p + [(0, None)], method="highs")
         if res.status != 0:
-            return _nan_result(self.n, Status.SOLVER_ERROR, "inscribed", t0)
+            return _nan_result(self.d, Status.SOLVER_ERROR, "inscribed", t0)
         return CenterResult(self._to_x(self.x0 + self.W @ res.x[:-1]), float(res.x[-1]) * self._s, Status.OPTIMAL,
                             "inscribed",
                             time.perf_counter() - t0,
@@ -397,7 +400,7 @@ class QuadraticSet:
                 raise InvalidInputError(f"Qs[{i}] must be positive semidefinite; its smallest eigenvalue is {lam:.3g}")
         if np.linalg.eigvalsh(Qs.sum(axis=0))[0] <= 1e-12:
             raise InvalidInputError("sum of the Q_i must be positive definite (otherwise the set may be unbounded)")
-        self.Qs, self.gs, self.ts, self.n = Qs, gs, ts, n
+        self.Qs, self.gs, self.ts, self.d = Qs, gs, ts, n
         # a starting frame (see docs/theory.md): c0 minimises sum_i f_i / ||Q_i|| (its Hessian is
         # PD), s0 is the largest radius-like size sqrt(|f_i(c0)| / ||Q_i||) of the quadratics
         q = np.array([np.abs(Q).max() for Q in Qs])
@@ -407,6 +410,11 @@ class QuadraticSet:
         f0 = np.einsum("j,ijk,k->i", self._c0, Qs, self._c0) + 2 * gs @ self._c0 + ts
         size = np.sqrt(np.abs(f0[quad]) * w[quad]).max()
         self._s0 = float(size) if size > 0 and np.isfinite(size) else 1.0
+
+    @property
+    def n(self) -> int:
+        """The dimension, as ``d`` (kept under its first name)."""
+        return self.d
 
     def center(self, method: str = "rcc1", **options: Any) -> CenterResult:
         """The EBT relaxed Chebyshev center (``rcc1``); ``solver`` = "clarabel" or "scs"."""
@@ -421,7 +429,7 @@ class QuadraticSet:
         res = None
         for _ in range(2):  # solve in a frame, then once more in the frame of the answer if it was far off
             Qn, gn, tn = _quadratics_in_frame(self.Qs, self.gs, self.ts, c, s)
-            res = _ebt_result(Qn, gn, tn, solver, t0, lambda y, c=c, s=s: c + s * y, s, self.n, {})
+            res = _ebt_result(Qn, gn, tn, solver, t0, lambda y, c=c, s=s: c + s * y, s, self.d, {})
             if not res.status.ok or res.radius <= 0:
                 break
             u = (res.center - c) / s

@@ -40,7 +40,7 @@ __all__ = [
 ]
 
 
-def _factor(A, lo, hi):
+def _box_slice(A, lo, hi):
     from .problem import BoxSlice
     return BoxSlice(A, lo=lo, hi=hi)
 
@@ -74,7 +74,7 @@ def half_star_gain(A: Any, X: Any, lo: Any = 0.0, hi: Any = 1.0) -> float:
     >>> round(half_star_gain([[1.0, 0.0]], [[1.0, 0.0]]), 6)   # (1 - 1/2)^2 / 2
     0.125
     """
-    prob = _factor(A, lo, hi)
+    prob = _box_slice(A, lo, hi)
     return _half_star_gain(prob, _data(X, prob))
 
 
@@ -92,7 +92,7 @@ def ls_minus_half_star(A: Any, X: Any, lo: Any = 0.0, hi: Any = 1.0) -> float:
     >>> abs(ls_minus_half_star([[1.0, 1.0]], [[1.0, 0.0]])) < 1e-12   # P m = 0 here
     True
     """
-    prob = _factor(A, lo, hi)
+    prob = _box_slice(A, lo, hi)
     return _ls_minus_half_star(prob, _data(X, prob))
 
 
@@ -117,7 +117,7 @@ def eigenvalue_bounds(A: Any, X: Any, estimator: str = "half_star", lo: Any = 0.
     """
     if estimator not in ("half_star", "ls"):
         raise InvalidInputError(f"estimator must be one of ('half_star', 'ls'); got {estimator!r}")
-    prob = _factor(A, lo, hi)
+    prob = _box_slice(A, lo, hi)
     return _eigenvalue_bounds(prob, _data(X, prob), estimator)
 
 
@@ -143,7 +143,7 @@ def worst_case_radius(A: Any, b: Any, lo: Any = 0.0, hi: Any = 1.0) -> np.ndarra
     >>> round(worst_case_radius([[1.0, 1.0]], [1.0]), 6)   # segment (1,0)-(0,1)
     0.707107
     """
-    prob = _factor(A, lo, hi)
+    prob = _box_slice(A, lo, hi)
     B = np.asarray(b, dtype=float)
     single = B.ndim <= 1
     B = B.reshape(1, -1) if single else B
@@ -209,7 +209,7 @@ def check(A: Any, X: Any, lo: Any = 0.0, hi: Any = 1.0) -> TheoryReport:
     >>> all(rep.holds().values())
     True
     """
-    prob = _factor(A, lo, hi)
+    prob = _box_slice(A, lo, hi)
     X = _data(X, prob)
     if np.any(X < prob.lo - prob.box_tol) or np.any(X > prob.hi + prob.box_tol):
         raise InvalidInputError("X must lie in the box [lo, hi] (the theorems assume it)")

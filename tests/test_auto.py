@@ -8,26 +8,19 @@ import pytest
 import chebcenter as cc
 
 
-def test_small_slices_get_the_exact_center():
-    rng = np.random.default_rng(0)
-    A = rng.standard_normal((2, 7))
-    B = rng.random((5, 7)) @ A.T
+@pytest.mark.parametrize("seed,shape,rows,expected", [
+    (0, (2, 7), 5, "exact"),   # small slices: enumeration is cheap
+    (1, (5, 40), 4, "rcc1"),   # C(40, 5) 2^35: far past any enumeration
+])
+def test_auto_picks_exact_for_small_slices_and_rcc1_for_large(seed, shape, rows, expected):
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal(shape)
+    B = rng.random((rows, shape[1])) @ A.T
     P = cc.BoxSlice(A)
-    auto, ex = P.centers(B, method="auto"), P.centers(B, method="exact")
-    assert list(auto.extras["method"]) == ["exact"] * 5
-    np.testing.assert_array_equal(auto.centers, ex.centers)
-    np.testing.assert_array_equal(auto.radii, ex.radii)
-
-
-def test_large_slices_get_rcc1():
-    rng = np.random.default_rng(1)
-    A = rng.standard_normal((5, 40))  # C(40, 5) 2^35: far past any enumeration
-    B = rng.random((4, 40)) @ A.T
-    P = cc.BoxSlice(A)
-    auto, rc = P.centers(B, method="auto"), P.centers(B, method="rcc1")
-    assert list(auto.extras["method"]) == ["rcc1"] * 4
-    np.testing.assert_array_equal(auto.centers, rc.centers)
-    np.testing.assert_array_equal(auto.radii, rc.radii)
+    auto, ref = P.centers(B, method="auto"), P.centers(B, method=expected)
+    assert list(auto.extras["method"]) == [expected] * rows
+    np.testing.assert_array_equal(auto.centers, ref.centers)
+    np.testing.assert_array_equal(auto.radii, ref.radii)
 
 
 def test_rows_past_the_vertex_budget_fall_to_rcc1_and_the_rest_stay_exact():

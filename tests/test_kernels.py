@@ -33,17 +33,26 @@ def test_prepare_rows_matches_numpy(m, d, N):
                                atol=TOL["closed_form"])
 
 
-def test_ball_radii_and_clip_match_numpy():
+def test_ball_radii_and_box_violation_match_numpy():
     rng = np.random.default_rng(0)
     H = rng.standard_normal((20, 4))
     mid = np.full(4, 0.5)
     out = np.empty(20)
     K.ball_radii(H, mid, 1.0, out)
     np.testing.assert_allclose(out, np.sqrt(np.maximum(1.0 - np.sum((H - mid) ** 2, axis=1), 0)))
-    C = np.empty_like(H)
-    worst = K.clip_rows(H, np.zeros(4), np.ones(4), C)
-    np.testing.assert_array_equal(C, np.clip(H, 0, 1))
-    assert worst == pytest.approx(np.max(np.maximum(-H, H - 1)))
+    for h in H:
+        assert K.box_violation(h, np.zeros(4), np.ones(4)) == pytest.approx(max(0.0, np.max(np.maximum(-h, h - 1))))
+
+
+def test_forward_substitution_both_layouts():
+    rng = np.random.default_rng(1)
+    L = np.tril(rng.standard_normal((5, 5))) + 5 * np.eye(5)
+    rhs = rng.standard_normal(5)
+    out = np.empty(5)
+    K.forward_substitute(L, rhs, out, 5, False)
+    np.testing.assert_allclose(L @ out, rhs, atol=1e-12)
+    K.forward_substitute(L.T.copy(), rhs, out, 5, True)   # the upper factor's transpose is L
+    np.testing.assert_allclose(L @ out, rhs, atol=1e-12)
 
 
 def test_projection_kernel_certifies_empty_sets():

@@ -103,7 +103,7 @@ def run_known_input(dataset: str = "pendigits", *, data_dir: Any = None, known: 
               "translation": translation, "normalize": normalize, "vfl": vfl, "passive": passive, "seed": seed,
               "n_records": int(F.shape[0]), "n_features": int(F.shape[1])}
     if vfl:
-        return KnownInputReport([_vfl(F, labels, known, epsilon, passive, seed, rng)], config)
+        return KnownInputReport([_vfl_defence_trial(F, labels, known, epsilon, passive, seed, rng)], config)
     if known > F.shape[0]:
         raise InvalidInputError(f"known must be at most the number of records ({F.shape[0]}); got {known}")
     rows = []
@@ -123,7 +123,7 @@ def run_known_input(dataset: str = "pendigits", *, data_dir: Any = None, known: 
     return KnownInputReport(rows, config)
 
 
-def _vfl(F, labels, known, epsilon, passive, seed, rng) -> dict:
+def _vfl_defence_trial(F, labels, known, epsilon, passive, seed, rng) -> dict:
     from .defence import orthogonal_defence
     from .model import train_vfl_model
 

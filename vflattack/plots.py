@@ -16,8 +16,11 @@ def _plt():
     return plt
 
 
-def _finish(fig, ax, path, legend_cols=2, grid="both") -> pathlib.Path:
-    """Legend, grid, layout, save as PNG and close."""
+def _finish(fig, ax, path, *, xlabel, ylabel, title, legend_cols=2, grid="both") -> pathlib.Path:
+    """Labels, legend, grid, layout, save as PNG and close."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
     ax.legend(fontsize=7, ncol=legend_cols)
     ax.grid(alpha=0.3, which=grid) if grid != "y" else ax.grid(alpha=0.3, axis="y")
     fig.tight_layout()
@@ -39,10 +42,8 @@ def plot_mse_vs_passive(records, path) -> pathlib.Path:
     lo = [np.mean([r.bounds["half_star"][0] for r in records if r.n_passive == d and r.bounds]) for d in ds]
     hi = [np.mean([r.bounds["half_star"][1] for r in records if r.n_passive == d and r.bounds]) for d in ds]
     ax.fill_between(ds, lo, hi, color="grey", alpha=0.2, label="half* bounds (von Neumann)")
-    ax.set_xlabel("passive features d")
-    ax.set_ylabel("MSE per feature")
-    ax.set_title(f"{records[0].dataset}: reconstruction error of the passive features")
-    return _finish(fig, ax, path)
+    return _finish(fig, ax, path, xlabel="passive features d", ylabel="MSE per feature",
+                   title=f"{records[0].dataset}: reconstruction error of the passive features")
 
 
 def plot_mse_per_feature(records, path) -> pathlib.Path:
@@ -57,10 +58,8 @@ def plot_mse_per_feature(records, path) -> pathlib.Path:
     for i, m in enumerate(methods):
         ax.bar(x + i * width, rec.mse_per_feature[m], width, yerr=rec.mse_per_feature_se[m], capsize=2, label=m)
     ax.set_xticks(x + 0.4 - width / 2, [str(c) for c in rec.passive_columns], fontsize=7)
-    ax.set_xlabel("passive feature (column index in the dataset)")
-    ax.set_ylabel("MSE")
-    ax.set_title(f"{rec.dataset}, d = {d}, seed {rec.seed}: per-feature error (± s.e.)")
-    return _finish(fig, ax, path, legend_cols=3, grid="y")
+    return _finish(fig, ax, path, xlabel="passive feature (column index in the dataset)", ylabel="MSE",
+                   title=f"{rec.dataset}, d = {d}, seed {rec.seed}: per-feature error (± s.e.)", legend_cols=3, grid="y")
 
 
 def plot_tradeoff(records, path) -> pathlib.Path:
@@ -76,10 +75,8 @@ def plot_tradeoff(records, path) -> pathlib.Path:
             ax.plot(eps, [rec.mse[adv]] + [t[adv] for t in pts], styles.get(kind, "-"), color=colour, marker="o",
                     label=f"{adv} ({kind})")
     ax.axhline(rec.mse["mean"], color="grey", linestyle="--", label="training-mean guess")
-    ax.set_xlabel("distortion budget epsilon = max ||W_pas - W_pas R||_F")
-    ax.set_ylabel("adversary MSE per feature")
-    ax.set_title(f"{rec.dataset}, d = {rec.n_passive}: privacy vs interpretability")
-    return _finish(fig, ax, path)
+    return _finish(fig, ax, path, xlabel="distortion budget epsilon = max ||W_pas - W_pas R||_F", ylabel="adversary MSE per feature",
+                   title=f"{rec.dataset}, d = {rec.n_passive}: privacy vs interpretability")
 
 
 def plot_blackbox(records, path) -> pathlib.Path:
@@ -89,7 +86,5 @@ def plot_blackbox(records, path) -> pathlib.Path:
     for rec in records:
         n, m = zip(*rec.blackbox)
         ax.loglog(n, np.maximum(m, 1e-16), marker="o", label=f"seed {rec.seed}")
-    ax.set_xlabel("number of predictions N")
-    ax.set_ylabel("MSE")
-    ax.set_title(f"{records[0].dataset}: black-box reconstruction of one feature")
-    return _finish(fig, ax, path, legend_cols=1)
+    return _finish(fig, ax, path, xlabel="number of predictions N", ylabel="MSE",
+                   title=f"{records[0].dataset}: black-box reconstruction of one feature", legend_cols=1)

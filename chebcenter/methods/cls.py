@@ -22,7 +22,7 @@ import numpy as np
 from scipy.optimize import lsq_linear
 
 from .._bvls_kernel import bvls_rows
-from .._jit import row_blocks
+from .._parallel import row_blocks
 from .._validate import check_choice
 from ..results import Status
 from ._types import Context, MethodOutput, MethodSpec

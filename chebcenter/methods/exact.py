@@ -34,7 +34,7 @@ import math
 import numpy as np
 
 from .._bnb import bnb_center
-from .._exact_kernels import certified_ball, enumerate_vertices
+from .._exact_kernels import certified_ball, distinct_rows, enumerate_vertices
 from .._validate import as_bool, as_positive_float, as_positive_int, check_choice
 from ..results import Status
 from ._types import Context, MethodOutput, MethodSpec
@@ -54,12 +54,7 @@ def slice_vertices(problem, q, capacity):
                                   problem.box_tol, 1e-10)
     if count < 0:
         return None
-    V = V[:count]
-    if count <= 1:
-        return V.copy()
-    key = np.round(V / (problem.box_tol * 10.0))
-    _, first = np.unique(key, axis=0, return_index=True)
-    return V[np.sort(first)]
+    return distinct_rows(V[:count], problem.box_tol * 10.0)
 
 
 def exact(ctx: Context) -> MethodOutput:

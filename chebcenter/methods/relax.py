@@ -30,8 +30,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._cvxpy import EbtDual, ProjectionQP, status_of
-from .._jit import row_blocks
 from .._nnls_kernel import nnls_rows
+from .._parallel import row_blocks
 from .._rcc1_kernel import CONVERGED, certify_rows, rcc1_barrier_rows, rcc1_segment_rows
 from .._validate import as_bool, as_positive_int, check_choice
 from ..results import Status

@@ -20,7 +20,7 @@ from ._types import Context, MethodOutput, MethodSpec
 __all__ = ["HALF", "LS", "HALF_STAR"]
 
 
-def _ok(n: int) -> np.ndarray:
+def _all_optimal(n: int) -> np.ndarray:
     return np.zeros(n, dtype=np.int8)
 
 
@@ -30,19 +30,19 @@ def half(ctx: Context) -> MethodOutput:
     n = ctx.rows.size
     centers = np.broadcast_to(prob.mid, (n, prob.d)).copy()
     radii = np.full(n, np.sqrt(prob.half_diag_sq))
-    return MethodOutput(centers, radii, _ok(n))
+    return MethodOutput(centers, radii, _all_optimal(n))
 
 
 def ls(ctx: Context) -> MethodOutput:
     """``x = A^+ b``, the minimum-norm solution (the ESA attack): ``h + P o``."""
     prob = ctx.problem
     radii = ctx.radius_ball + float(np.linalg.norm(prob.p_origin))
-    return MethodOutput(ctx.H + prob.p_origin, radii, _ok(ctx.rows.size))
+    return MethodOutput(ctx.H + prob.p_origin, radii, _all_optimal(ctx.rows.size))
 
 
 def half_star(ctx: Context) -> MethodOutput:
     """``x = q + P m``, the projection of the box midpoint onto S."""
-    return MethodOutput(ctx.H, ctx.radius_ball, _ok(ctx.rows.size))
+    return MethodOutput(ctx.H, ctx.radius_ball, _all_optimal(ctx.rows.size))
 
 
 HALF = MethodSpec("half", half, lies_in="box",
