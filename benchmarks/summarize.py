@@ -55,24 +55,27 @@ def main(path: str) -> None:
                   f"{g['cvxpy_fresh_qp']['per_row'] / r:,.0f}× | {g['chebcenter_rcc2'].get('max_dev_vs_cvxpy', float('nan')):.1e} | "
                   f"{g['chebcenter_cls'].get('max_dev_vs_scipy', float('nan')):.1e} |")
 
-    print("\n## rcc1 per row (compiled routes: a batch of 64 rows, d = 200: 4) vs cvxpy\n")
-    print("| d | m | chebcenter | compiled barrier only | chebcenter cvxpy SCS (parametric) | fresh SCS | fresh Clarabel "
-          "| default vs fastest fresh | barrier vs fastest cvxpy route | barrier max dev vs SCS |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("\n## rcc1 per row (compiled routes: a batch of 64 rows, d = 200: 4) vs cvxpy, per core and on 2 threads\n")
+    print("| d | m | barrier, 1 thread | barrier, 2 threads | cvxpy SCS (parametric) | fresh SCS | fresh Clarabel "
+          "| barrier vs parametric SCS, per core | same, 2 threads | default route, 1 thread "
+          "| default vs fastest fresh, per core | same, 2 threads | barrier max dev vs SCS |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     rc = rows["test_rcc1"]
+    na = "—"
     for d, m in sorted({(p[1], p[2]) for p in rc}, key=lambda t: (int(t[0]), int(t[1]))):
         g = {p[0]: v for p, v in rc.items() if (p[1], p[2]) == (d, m)}
         t = {k: v["per_row"] for k, v in g.items()}
-        fresh = [v for k, v in t.items() if k.startswith("cvxpy")]
-        cvx = fresh + ([t["chebcenter_cvxpy_scs"]] if "chebcenter_cvxpy_scs" in t else [])
-        na = "—"
-        print(f"| {d} | {m} | {us(t['chebcenter'])} | {us(t['chebcenter_no_fast_path'])} | "
-              f"{us(t['chebcenter_cvxpy_scs']) if 'chebcenter_cvxpy_scs' in t else na} | "
-              f"{us(t['cvxpy_fresh_scs']) if 'cvxpy_fresh_scs' in t else na} | "
-              f"{us(t['cvxpy_fresh_clarabel']) if 'cvxpy_fresh_clarabel' in t else na} | "
-              f"{(min(fresh) / t['chebcenter']) if fresh else float('nan'):,.0f}× | "
-              f"{(min(cvx) / t['chebcenter_no_fast_path']) if cvx else float('nan'):,.0f}× | "
-              f"{g['chebcenter_no_fast_path'].get('max_dev_vs_sdp', float('nan')):.1e} |")
+        fresh = min([v for k, v in t.items() if k.startswith("cvxpy")], default=float("nan"))
+        scs = t.get("chebcenter_cvxpy_scs", float("nan"))
+
+        def cell(key):
+            return us(t[key]) if key in t else na
+
+        print(f"| {d} | {m} | {cell('chebcenter_no_fast_path@1')} | {cell('chebcenter_no_fast_path@2')} | "
+              f"{cell('chebcenter_cvxpy_scs')} | {cell('cvxpy_fresh_scs')} | {cell('cvxpy_fresh_clarabel')} | "
+              f"{scs / t['chebcenter_no_fast_path@1']:,.0f}× | {scs / t['chebcenter_no_fast_path@2']:,.0f}× | "
+              f"{cell('chebcenter@1')} | {fresh / t['chebcenter@1']:,.0f}× | {fresh / t['chebcenter@2']:,.0f}× | "
+              f"{g['chebcenter_no_fast_path@1'].get('max_dev_vs_sdp', float('nan')):.1e} |")
 
     print("\n## exact per row (vertex count, certified gap) and brute force + SOCP baseline\n")
     print("| d | m | chebcenter | vertices | gap | brute force + SOCP | speed-up |")
