@@ -68,7 +68,7 @@ def main(path: str) -> None:
         fresh = min([v for k, v in t.items() if k.startswith("cvxpy")], default=float("nan"))
         scs = t.get("chebcenter_cvxpy_scs", float("nan"))
 
-        def cell(key):
+        def cell(key, t=t):
             return us(t[key]) if key in t else na
 
         print(f"| {d} | {m} | {cell('chebcenter_no_fast_path@1')} | {cell('chebcenter_no_fast_path@2')} | "

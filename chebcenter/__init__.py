@@ -12,6 +12,7 @@ from . import theory
 from ._errors import ChebcenterError, InvalidInputError, MissingBackendError
 from .methods import METHODS
 from .problem import BoxSlice, chebyshev_center
+from .ranges import FeatureRanges
 from .results import BatchResult, CenterResult, Status
 from .sets import Polytope, QuadraticSet
 
@@ -22,6 +23,7 @@ __all__ = [
     "BoxSlice",
     "CenterResult",
     "ChebcenterError",
+    "FeatureRanges",
     "InvalidInputError",
     "METHODS",
     "MissingBackendError",

@@ -28,6 +28,7 @@ from ._errors import InvalidInputError
 from ._validate import as_batch_rhs, as_bounds, as_matrix, as_positive_float, as_rhs, check_choice, check_options
 from .methods import REGISTRY, Context
 from .methods.exact import slice_vertices
+from .ranges import RANGES, FeatureRanges
 from .results import BatchResult, CenterResult, Status
 
 __all__ = ["BoxSlice", "chebyshev_center"]
@@ -46,6 +47,7 @@ _LENGTH_EXTRAS = ("radius_lower", "rhs_residual", "clipped", "moved")
 _SQUARED_EXTRAS = ("eta",)
 _POINT_EXTRAS = ("support", "vertices")
 _COORDINATE_EXTRAS = ("alpha",)
+_POINT_ROWS_EXTRAS = ("lower", "upper")
 
 
 class _Core:
@@ -409,6 +411,43 @@ class BoxSlice:
         on_inconsistent = check_choice("on_inconsistent", on_inconsistent, ("status", "project"))
         opts = check_options(spec, options)
         B = as_batch_rhs("B", B, self.m, allow_nonfinite=True)
+        return self._run(B, spec, opts, on_inconsistent)
+
+    def feature_ranges(self, B: Any, *, on_inconsistent: str = "status") -> FeatureRanges:
+        """``[min x_i, max x_i]`` over S_F for every row of ``B`` and every coordinate i.
+
+        These are 2 d linear programs per row over the one shared A, solved by compiled
+        kernels on the normalised problem: a closed form when rank A = 1 (the fractional
+        knapsack bound: the range of ``x_i`` is an interval intersection), else a
+        bounded-variable simplex warm-started from one coordinate's LP to the next
+        (docs/theory.md §6.6). Every vertex of S_F lies in the product of the intervals and
+        every endpoint is attained by a point of S_F. Rows with S_F empty are INFEASIBLE
+        with NaN intervals; non-finite rows are INVALID_INPUT.
+
+        Examples
+        --------
+        >>> import chebcenter as cc
+        >>> r = cc.BoxSlice([[1.0, 1.0]]).feature_ranges([[1.5], [0.2]])
+        >>> r.lower.round(12).tolist(), r.upper.round(12).tolist()
+        ([[0.5, 0.5], [0.0, 0.0]], [[1.0, 1.0], [0.2, 0.2]])
+        >>> r.pinned(0.25).tolist()          # width <= 25 % of the box side
+        [[False, False], [True, True]]
+        """
+        on_inconsistent = check_choice("on_inconsistent", on_inconsistent, ("status", "project"))
+        B = as_batch_rhs("B", B, self.m, allow_nonfinite=True)
+        res = self._run(B, RANGES, {}, on_inconsistent)
+        lower, upper = res.extras.get("lower"), res.extras.get("upper")
+        if lower is None:  # every coordinate fixed (or no finite row): the point lo
+            lower = upper = np.broadcast_to(self.lo, (B.shape[0], self.d))
+        bad = res.status_codes > Status.INACCURATE
+        lower, upper = lower.copy(), upper.copy()
+        lower[bad] = np.nan
+        upper[bad] = np.nan
+        return FeatureRanges(lower, upper, res.status_codes, res.time, self.lo.copy(), self.hi.copy())
+
+    def _run(self, B, spec, opts, on_inconsistent):
+        """Solve the checked batch ``B`` with ``spec`` (a method's table entry)."""
+        method = spec.name
         t0 = time.perf_counter()
         N, d = B.shape[0], self.d
         finite = np.all(np.isfinite(B), axis=1)
@@ -508,6 +547,8 @@ class BoxSlice:
                 val = val * s * s
             elif key in _POINT_EXTRAS:
                 val = _map_objects(val, self._to_original)
+            elif key in _POINT_ROWS_EXTRAS:
+                val = self._to_original(val)
             elif key in _COORDINATE_EXTRAS:
                 full = np.zeros((N, self.d))
                 full[:, self._free] = val

@@ -1,0 +1,237 @@
+"""Compiled feature ranges: ``[min x_i, max x_i]`` over ``S_F`` for every coordinate.
+
+Private module (float64 arrays only), on the normalised problem
+``{x : V x = beta, lo <= x <= hi}`` with V the r x d orthonormal rows of the thin SVD.
+
+* r = 1 (one equation ``v^T x = beta``): closed form. ``x_i`` can take exactly the values
+  ``t`` in ``[lo_i, hi_i]`` for which ``beta - v_i t`` lies in the range of
+  ``sum_{j != i} v_j x_j`` over the box, ``[L - l_i, U - u_i]`` with ``L``, ``U`` the sums
+  of ``min``/``max(v_j lo_j, v_j hi_j)`` over all j and ``l_i``, ``u_i`` coordinate i's
+  terms: an interval intersection, O(d) for all coordinates together (the fractional
+  knapsack bound, without sorting).
+* r >= 2: a bounded-variable primal simplex on a dense r x (d + r) tableau. Phase 1 starts
+  from ``x = lo`` with one artificial variable per equation; phase 2 then maximises and
+  minimises each coordinate in turn, each LP warm-started from the previous optimal
+  basis (only the objective changes), so a row costs a few pivots per coordinate.
+  Bland's rule (smallest index enters, ties leave by smallest index) rules out cycling.
+
+Statuses per row: RANGES_OK, RANGES_EMPTY (phase 1 ends with a positive infeasibility:
+the caller has usually decided emptiness before), RANGES_FAILED (pivot budget or a
+vanishing pivot).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._jit import jit
+
+__all__ = ["RANGES_EMPTY", "RANGES_FAILED", "RANGES_OK", "range_rows"]
+
+RANGES_OK, RANGES_EMPTY, RANGES_FAILED = 0, 1, 2
+_PIVOT_TOL = 1e-11
+_COST_TOL = 1e-12
+_FEAS_TOL = 1e-9
+
+
+@jit
+def _knapsack(v, beta, lo, hi, lower, upper):
+    """One equation ``v^T x = beta``: the exact range of every coordinate (see module)."""
+    d = v.size
+    L = 0.0
+    U = 0.0
+    for j in range(d):
+        a, b = v[j] * lo[j], v[j] * hi[j]
+        L += min(a, b)
+        U += max(a, b)
+    for i in range(d):
+        a, b = v[i] * lo[i], v[i] * hi[i]
+        rest_lo = L - min(a, b)   # range of sum_{j != i} v_j x_j
+        rest_hi = U - max(a, b)
+        if v[i] == 0.0:
+            lower[i], upper[i] = lo[i], hi[i]
+            continue
+        # v_i t = beta - rest with rest in [rest_lo, rest_hi]
+        t1 = (beta - rest_hi) / v[i]
+        t2 = (beta - rest_lo) / v[i]
+        lower[i] = max(lo[i], min(t1, t2))
+        upper[i] = min(hi[i], max(t1, t2))
+        if lower[i] > upper[i]:  # rounding on a slice that only touches the box
+            mid = 0.5 * (lower[i] + upper[i])
+            lower[i] = upper[i] = min(max(mid, lo[i]), hi[i])
+    return RANGES_OK
+
+
+@jit
+def _pivot(T, rhs, basis, row, col):
+    """Gauss-Jordan pivot of the tableau ``[T | rhs]`` on ``(row, col)``."""
+    r, n = T.shape
+    inv = 1.0 / T[row, col]
+    for j in range(n):
+        T[row, j] *= inv
+    rhs[row] *= inv
+    for k in range(r):
+        if k != row:
+            f = T[k, col]
+            if f != 0.0:
+                for j in range(n):
+                    T[k, j] -= f * T[row, j]
+                rhs[k] -= f * rhs[row]
+    basis[row] = col
+
+
+@jit
+def _basic_values(T, rhs, basis, where, x, lo, hi):
+    """``x_B = B^{-1} beta - sum_{j nonbasic} (B^{-1} a_j) x_j`` (recomputed: no drift)."""
+    r, n = T.shape
+    for k in range(r):
+        s = rhs[k]
+        for j in range(n):
+            if where[j] != 0:
+                s -= T[k, j] * x[j]
+        x[basis[k]] = s
+
+
+@jit
+def _simplex(T, rhs, basis, where, x, lo, hi, c, max_pivots):
+    """Maximise ``c^T x`` from the current basic feasible solution (Bland's rule).
+
+    ``where[j]`` is -1 (nonbasic at lo), +1 (nonbasic at hi) or 0 (basic). Returns True
+    at an optimum, False when the pivot budget runs out or a pivot vanishes."""
+    r, n = T.shape
+    for _ in range(max_pivots):
+        enter = -1
+        direction = 0.0
+        for j in range(n):
+            if where[j] == 0 or lo[j] == hi[j]:
+                continue
+            dj = c[j]
+            for k in range(r):
+                dj -= c[basis[k]] * T[k, j]
+            if where[j] < 0 and dj > _COST_TOL:
+                enter, direction = j, 1.0
+                break
+            if where[j] > 0 and dj < -_COST_TOL:
+                enter, direction = j, -1.0
+                break
+        if enter < 0:
+            return True
+        theta = hi[enter] - lo[enter]  # a bound flip of the entering variable
+        leave = -1
+        leave_to = 0
+        for k in range(r):
+            rate = -direction * T[k, enter]  # d x_{basis[k]} / d theta
+            b = basis[k]
+            if rate < -_PIVOT_TOL:
+                lim = max(x[b] - lo[b], 0.0) / -rate
+                if lim < theta or (lim == theta and leave >= 0 and b < basis[leave]):
+                    theta, leave, leave_to = lim, k, -1
+            elif rate > _PIVOT_TOL:
+                lim = max(hi[b] - x[b], 0.0) / rate
+                if lim < theta or (lim == theta and leave >= 0 and b < basis[leave]):
+                    theta, leave, leave_to = lim, k, 1
+        if not math.isfinite(theta):
+            return False
+        x[enter] += direction * theta
+        for k in range(r):
+            x[basis[k]] -= direction * theta * T[k, enter]
+        if leave < 0:  # bound flip, the basis stays
+            where[enter] = 1 if direction > 0 else -1
+            x[enter] = hi[enter] if direction > 0 else lo[enter]
+            continue
+        out = basis[leave]
+        _pivot(T, rhs, basis, leave, enter)
+        where[enter] = 0
+        where[out] = leave_to
+        x[out] = lo[out] if leave_to < 0 else hi[out]
+        _basic_values(T, rhs, basis, where, x, lo, hi)
+    return False
+
+
+@jit
+def _ranges_simplex(V, beta, lo, hi, lower, upper):
+    """Bounded-variable simplex ranges for one row (r >= 2); returns a RANGES_ status."""
+    r, d = V.shape
+    n = d + r
+    T = np.zeros((r, n))
+    rhs = np.empty(r)
+    basis = np.empty(r, dtype=np.int64)
+    where = np.empty(n, dtype=np.int64)
+    x = np.empty(n)
+    blo = np.empty(n)
+    bhi = np.empty(n)
+    for j in range(d):
+        blo[j], bhi[j] = lo[j], hi[j]
+        x[j] = lo[j]
+        where[j] = -1
+    for k in range(r):
+        res = beta[k]
+        for j in range(d):
+            res -= V[k, j] * lo[j]
+        sgn = 1.0 if res >= 0.0 else -1.0
+        for j in range(d):
+            T[k, j] = sgn * V[k, j]
+        T[k, d + k] = 1.0
+        rhs[k] = sgn * beta[k]
+        basis[k] = d + k
+        where[d + k] = 0
+        x[d + k] = abs(res)
+        blo[d + k], bhi[d + k] = 0.0, np.inf
+    budget = 50 * n
+    c = np.zeros(n)
+    for k in range(r):
+        c[d + k] = -1.0
+    if not _simplex(T, rhs, basis, where, x, blo, bhi, c, budget):
+        return RANGES_FAILED
+    infeas = 0.0
+    for k in range(r):
+        infeas += x[d + k]
+    if infeas > _FEAS_TOL * (1.0 + np.abs(beta).max()):
+        return RANGES_EMPTY
+    for k in range(r):  # artificials leave the basis (degenerate pivots) and are fixed at 0
+        if basis[k] >= d:
+            best, col = 0.0, -1
+            for j in range(d):
+                if where[j] != 0 and abs(T[k, j]) > best:
+                    best, col = abs(T[k, j]), j
+            if col >= 0 and best > 1e-9:
+                art = basis[k]
+                _pivot(T, rhs, basis, k, col)
+                where[col] = 0
+                where[art] = -1
+    for k in range(r):
+        blo[d + k] = 0.0
+        bhi[d + k] = 0.0
+        if where[d + k] != 0:
+            x[d + k] = 0.0
+    _basic_values(T, rhs, basis, where, x, blo, bhi)
+    c[:] = 0.0
+    for i in range(d):
+        for sgn in (1.0, -1.0):
+            c[i] = sgn
+            if not _simplex(T, rhs, basis, where, x, blo, bhi, c, budget):
+                return RANGES_FAILED
+            v = min(max(x[i], lo[i]), hi[i])
+            if sgn > 0:
+                upper[i] = v
+            else:
+                lower[i] = v
+        c[i] = 0.0
+    return RANGES_OK
+
+
+@jit
+def range_rows(V, Beta, lo, hi, Lower, Upper, status):
+    """Ranges of every coordinate over ``{V x = Beta[n], lo <= x <= hi}`` for each row n."""
+    r = V.shape[0]
+    for n in range(Beta.shape[0]):
+        if r == 0:
+            Lower[n] = lo
+            Upper[n] = hi
+            status[n] = RANGES_OK
+        elif r == 1:
+            status[n] = _knapsack(V[0], Beta[n, 0], lo, hi, Lower[n], Upper[n])
+        else:
+            status[n] = _ranges_simplex(V, Beta[n], lo, hi, Lower[n], Upper[n])
