@@ -458,6 +458,8 @@ class BoxSlice:
         radii = np.full(N, np.nan)
         codes = np.full(N, Status.INVALID_INPUT, dtype=np.int8)
         extras: dict[str, Any] = {}
+        if spec.to_frame is not None and self._core is not None:
+            opts = spec.to_frame(self, opts, good, N)
         if good.size:
             zc, rc, cc_, ex = self._solve_normalised(Bg, spec, opts, on_inconsistent)
             rows = slice(None) if every else good

@@ -14,7 +14,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 def test_public_names():
-    assert cc.METHODS == ("half", "ls", "half_star", "cls", "rcc1", "rcc2", "exact", "auto")
+    assert cc.METHODS == ("half", "ls", "half_star", "cls", "rcc1", "rcc2", "exact", "auto", "project")
     assert list(cc.__all__) == sorted(cc.__all__)
     for name in cc.__all__:
         assert hasattr(cc, name)

@@ -12,10 +12,12 @@ from ._types import Context, MethodOutput, MethodSpec
 from .auto import AUTO
 from .cls import CLS
 from .exact import EXACT
+from .project import PROJECT
 from .relax import RCC1, RCC2
 from .simple import HALF, HALF_STAR, LS
 
 __all__ = ["Context", "MethodOutput", "MethodSpec", "REGISTRY", "METHODS"]
 
-REGISTRY: dict[str, MethodSpec] = {spec.name: spec for spec in (HALF, LS, HALF_STAR, CLS, RCC1, RCC2, EXACT, AUTO)}
+REGISTRY: dict[str, MethodSpec] = {spec.name: spec for spec in (HALF, LS, HALF_STAR, CLS, RCC1, RCC2, EXACT, AUTO,
+                                                                  PROJECT)}
 METHODS: tuple[str, ...] = tuple(REGISTRY)

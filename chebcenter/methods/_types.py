@@ -77,6 +77,10 @@ class MethodSpec:
     certifies: str
     options: Mapping[str, Any] = field(default_factory=dict)
     validators: Mapping[str, Callable[[str, Any], Any]] = field(default_factory=dict)
+    #: options given in the user's coordinates (an anchor, a metric) are mapped into the
+    #: normalised frame by ``to_frame(box_slice, options, rows, n_rows) -> options``; ``rows``
+    #: are the batch rows that reach the solver (per-row options are restricted to them)
+    to_frame: Callable[..., Any] | None = None
 
     @property
     def in_feasible_set(self) -> bool:
