@@ -18,7 +18,7 @@ from .agnostic import (
                        refine_adversary_model,
                        train_adversary_model,
 )
-from .attacks import BASELINES, DEFAULT_METHODS, AttackResult, whitebox_attack
+from .attacks import BASELINES, DEFAULT_METHODS, PRIOR_METHODS, AttackResult, Prior, whitebox_attack
 from .blackbox import blackbox_attack, blackbox_projections
 from .defence import Defence, adversary_mse, orthogonal_defence
 from .mapping import LinearSystem, ScoreFlag, difference_matrix, scores_to_system
@@ -30,6 +30,8 @@ __all__ = [
     "AdversaryModel",
     "AttackResult",
     "BASELINES",
+    "PRIOR_METHODS",
+    "Prior",
     "DEFAULT_METHODS",
     "Defence",
     "LinearSystem",

@@ -22,7 +22,7 @@ import numpy as np
 from scipy.special import log_softmax
 
 from ._validate import InvalidInputError, as_2d, as_labels
-from .attacks import AttackResult, default_estimator, reconstruct
+from .attacks import AttackResult, Prior, default_estimator, reconstruct
 from .mapping import scores_to_system
 from .model import VFLModel, fit_softmax
 
@@ -147,7 +147,7 @@ def _adversary_scores(model: VFLModel, adversary: Any, Y: np.ndarray) -> tuple[n
 
 
 def agnostic_attack(model: VFLModel, adversary: Any, Y: Any, methods: Sequence[str] | None = None,
-                    *, prior_mean: Any = None, rng: Any = 0) -> AttackResult:
+                    *, prior_mean: Any = None, prior: Prior | None = None, rng: Any = 0) -> AttackResult:
     """Reconstruct the passive features with the adversary's estimated scores only.
 
     ``model`` supplies ``W_act, W_pas, b`` (what the active party is told);
@@ -162,7 +162,7 @@ def agnostic_attack(model: VFLModel, adversary: Any, Y: Any, methods: Sequence[s
     est, log = _adversary_scores(model, adversary, Y)
     system = scores_to_system(model, est, Y, log_scores=log)
     recon, status, radii, times = reconstruct(model.box_slice, np.nan_to_num(system.B), system.valid, methods,
-                                              prior_mean=prior_mean, rng=rng)
+                                              prior_mean=prior_mean, prior=prior, rng=rng)
     return AttackResult(recon, status, radii, system.flags, times, system)
 
 

@@ -11,16 +11,47 @@ import numpy as np
 
 import chebcenter as cc
 
-from ._validate import InvalidInputError
+from ._validate import InvalidInputError, as_2d
 from .mapping import LinearSystem, scores_to_system
 from .model import VFLModel
 
-__all__ = ["AttackResult", "BASELINES", "DEFAULT_METHODS", "default_estimator", "reconstruct", "whitebox_attack"]
+__all__ = ["AttackResult", "BASELINES", "DEFAULT_METHODS", "PRIOR_METHODS", "Prior", "default_estimator",
+           "reconstruct", "whitebox_attack"]
 
 #: what an adversary can do without any score: a uniform random guess in the box,
 #: and the training-set feature mean (when the caller supplies it)
 BASELINES = ("random", "mean")
 DEFAULT_METHODS = ("half", "ls", "half_star", "cls", "rcc1", "rcc2", "exact")
+#: prior-aware attacks (docs/theory.md §1.6): the prior mean moved onto S_F (``prior``), and
+#: the MAP under the Gaussian prior N(mu, Sigma) restricted to S_F (``gaussian``), which is also
+#: the Sigma-projection of the Gaussian conditional mean of x given A x = b'
+PRIOR_METHODS = ("prior", "gaussian")
+
+
+@dataclass(frozen=True)
+class Prior:
+    """What an adversary knows about the passive features before any score: a mean and a covariance.
+
+    :meth:`from_data` estimates them from auxiliary passive records (by default the
+    training split, which the ``mean`` baseline already assumes), with a ridge
+    ``shrinkage * mean variance * I`` so that the covariance is positive definite even when
+    a feature is constant in the data.
+    """
+
+    mean: np.ndarray
+    cov: np.ndarray
+
+    @classmethod
+    def from_data(cls, X: Any, shrinkage: float = 1e-3) -> Prior:
+        """Sample mean and (ridged) covariance of the rows of ``X``."""
+        X = as_2d("X", X)
+        if X.shape[0] < 2:
+            raise InvalidInputError(f"X must have at least 2 rows to estimate a covariance; got {X.shape[0]}")
+        if not (np.isfinite(shrinkage) and shrinkage > 0):
+            raise InvalidInputError(f"shrinkage must be a positive number; got {shrinkage!r}")
+        cov = np.atleast_2d(np.cov(X, rowvar=False))
+        ridge = shrinkage * max(float(np.trace(cov)) / cov.shape[0], 1e-12)
+        return cls(X.mean(axis=0), cov + ridge * np.eye(cov.shape[0]))
 
 
 @dataclass
@@ -107,24 +138,36 @@ def default_estimator(model: VFLModel) -> str:
 
 
 def reconstruct(A: np.ndarray | cc.BoxSlice, B: np.ndarray, valid: np.ndarray, methods: Sequence[str], *,
-                lo: float = 0.0, hi: float = 1.0, prior_mean: Any = None, rng: Any = 0,
-                method_options: Mapping[str, Mapping] | None = None, progress: Any = None):
+                lo: float = 0.0, hi: float = 1.0, prior_mean: Any = None, prior: Prior | None = None,
+                rng: Any = 0, method_options: Mapping[str, Mapping] | None = None, progress: Any = None):
     """Run estimators on ``A x = B[n]`` for the valid rows (shared by every attack).
 
     ``A`` is the matrix or, better, a :class:`chebcenter.BoxSlice` already built on it
     (e.g. :attr:`VFLModel.box_slice`, factored once per model; its box is used and
-    ``lo``/``hi`` are ignored). Calls each method on the whole batch. Returns
+    ``lo``/``hi`` are ignored). Calls each method on the whole batch: chebcenter's methods,
+    the baselines (``random``, ``mean``: needs ``prior_mean`` or ``prior``) and the
+    prior-aware attacks (``prior``, ``gaussian``: need ``prior``). Returns
     ``(reconstructions, status, radii, times)``.
     """
     prob = A if isinstance(A, cc.BoxSlice) else cc.BoxSlice(A, lo=lo, hi=hi)
     lo, hi = prob.lo, prob.hi
     N, d = B.shape[0], prob.d
     method_options = dict(method_options or {})
-    unknown = [m for m in methods if m not in cc.METHODS and m not in BASELINES]
+    known = cc.METHODS + BASELINES + PRIOR_METHODS
+    unknown = [m for m in methods if m not in known]
     if unknown:
-        raise InvalidInputError(f"methods must be among {cc.METHODS + BASELINES}; got {unknown}")
+        raise InvalidInputError(f"methods must be among {known}; got {unknown}")
+    if prior is not None and not isinstance(prior, Prior):
+        raise InvalidInputError(f"prior must be a vflattack.Prior (Prior.from_data(X_aux)); got {type(prior).__name__}")
+    if prior_mean is None and prior is not None:
+        prior_mean = prior.mean
     if "mean" in methods and prior_mean is None:
-        raise InvalidInputError("method 'mean' needs prior_mean (the training-set feature mean)")
+        raise InvalidInputError("method 'mean' needs prior_mean or prior (the training-set feature mean)")
+    needs = [m for m in methods if m in PRIOR_METHODS]
+    if needs and prior is None:
+        raise InvalidInputError(f"methods {needs} need prior= (vflattack.Prior.from_data on auxiliary passive data)")
+    if prior is not None and prior.mean.shape != (d,):
+        raise InvalidInputError(f"prior must describe {d} passive features; got a mean of shape {prior.mean.shape}")
     gen = np.random.default_rng(rng)
     recon, status, radii, times = {}, {}, {}, {}
     for name in methods:
@@ -139,8 +182,11 @@ def reconstruct(A: np.ndarray | cc.BoxSlice, B: np.ndarray, valid: np.ndarray, m
             X[valid] = np.broadcast_to(np.asarray(prior_mean, dtype=float), (int(valid.sum()), d))
             st[valid] = cc.Status.OPTIMAL
         elif valid.any():
-            br = prob.centers(B[valid], method=name, on_inconsistent="project",
-                              **method_options.get(name, {}))
+            opts = dict(method_options.get(name, {}))
+            if name in PRIOR_METHODS:
+                opts.update(anchor=prior.mean, metric=None if name == "prior" else prior.cov)
+            br = prob.centers(B[valid], method="project" if name in PRIOR_METHODS else name,
+                              on_inconsistent="project", **opts)
             X[valid], st[valid], rad[valid] = br.centers, br.status, br.radii
         recon[name], status[name], radii[name] = X, st, rad
         times[name] = time.perf_counter() - t0
@@ -151,7 +197,7 @@ def reconstruct(A: np.ndarray | cc.BoxSlice, B: np.ndarray, valid: np.ndarray, m
 
 def whitebox_attack(model: VFLModel, scores: Any, Y: Any,
                     methods: Sequence[str] = DEFAULT_METHODS, *, prior_mean: Any = None,
-                    log_scores: bool = False, rng: Any = 0,
+                    prior: Prior | None = None, log_scores: bool = False, rng: Any = 0,
                     method_options: Mapping[str, Mapping] | None = None,
                     progress: Any = None) -> AttackResult:
     """Reconstruct the passive features from scores, knowing ``W_act, W_pas, b``.
@@ -160,7 +206,10 @@ def whitebox_attack(model: VFLModel, scores: Any, Y: Any,
     factors A once and runs every requested chebcenter method on the batch;
     ``"random"`` (uniform in [0, 1]^d, seeded by ``rng``) and ``"mean"`` (the
     training-set feature mean ``prior_mean``) are the baselines an adversary
-    has without scores. Rows whose scores are invalid are flagged, not used.
+    has without scores; ``"prior"`` and ``"gaussian"`` combine the scores with a
+    :class:`Prior` (``prior=``, e.g. ``Prior.from_data(X_train)``): the prior mean projected
+    onto S_F, and the MAP under the Gaussian prior (docs/theory.md §1.6). Rows whose
+    scores are invalid are flagged, not used.
     An inconsistent ``b'`` (noisy scores with rank A < k - 1) is projected
     onto Col(A) (``on_inconsistent="project"``; residual in the status extras).
 
@@ -178,6 +227,6 @@ def whitebox_attack(model: VFLModel, scores: Any, Y: Any,
         raise InvalidInputError(f"model must be a VFLModel; got {type(model).__name__}")
     system = scores_to_system(model, scores, Y, log_scores=log_scores)
     recon, status, radii, times = reconstruct(
-        model.box_slice, np.nan_to_num(system.B), system.valid, tuple(methods), prior_mean=prior_mean,
+        model.box_slice, np.nan_to_num(system.B), system.valid, tuple(methods), prior_mean=prior_mean, prior=prior,
         rng=rng, method_options=method_options, progress=progress)
     return AttackResult(recon, status, radii, system.flags, times, system)
