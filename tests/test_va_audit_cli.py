@@ -20,7 +20,7 @@ def test_audit_end_to_end_writes_parsable_reports(tmp_path):
     rep = run_audit("wine", n_passive=(2, 4), seeds=(0, 1))
     assert len(rep.records) == 4
     r = rep.records[0]
-    assert set(r.mse) == set(va.DEFAULT_METHODS + va.BASELINES)
+    assert set(r.mse) == set(va.DEFAULT_METHODS + va.BASELINES + va.PRIOR_METHODS)   # prior-aware attacks run by default
     # docs/theory.md §2 on the audit's measured numbers
     for rec in rep.records:
         assert rec.mse["half_star"] <= rec.mse["half"] + 1e-12

@@ -91,14 +91,15 @@ def test_interrupted_write_leaves_no_report_that_looks_complete(tmp_path, monkey
 
     out = tmp_path / "report"
     assert cli.main(FAST + ["--out", str(out)]) == 0          # a previous, complete report
-    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
 
     def boom(*a, **k):
         raise interrupt("interrupted while writing the plots")
     monkeypatch.setattr(plots, "plot_mse_per_feature", boom)
     with pytest.raises(interrupt):
         cli.main(FAST + ["--seeds", "3", "--out", str(out)])
-    assert {p.name: p.read_bytes() for p in out.iterdir()} == before   # the previous report, untouched
+    after = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert after == before   # the previous report, untouched
     assert verify_report(out) and _siblings(out) == []
     fresh = tmp_path / "fresh"
     with pytest.raises(interrupt):

@@ -19,10 +19,10 @@ import chebcenter as cc
 
 from . import datasets
 from ._reportdir import MANIFEST, check_out_dir, report_dir
-from .attacks import BASELINES, DEFAULT_METHODS
+from .attacks import BASELINES, DEFAULT_METHODS, PRIOR_METHODS
 from .audit import run_audit
 
-ALL_METHODS = cc.METHODS + BASELINES
+ALL_METHODS = cc.METHODS + BASELINES + PRIOR_METHODS
 #: the sweep's estimators: the cheap ones (exact and rcc1 over d = 1..10 on five datasets take hours)
 SWEEP_METHODS = ("half", "ls", "half_star", "rcc2", "random", "mean")
 
@@ -95,9 +95,16 @@ def build_parser() -> argparse.ArgumentParser:
                        help="distortion budgets as fractions of ||W_pas||_F (default: 0.05 0.1 0.25 0.5 1)")
     audit.add_argument("--observed", type=_positive_int, default=100, metavar="N",
                        help="real scores the agnostic adversary observed earlier to refine its model (default 100)")
+    audit.add_argument("--prior-file", default=None, metavar="CSV",
+                       help="auxiliary records the adversary holds (the dataset's columns, scaled to [0, 1]; a header "
+                            "row is skipped) for the prior-aware attacks; default: the training split")
+    audit.add_argument("--tau", type=_float_in(0.0, 1.0, low_open=False), default=0.1,
+                       help="a feature is pinned when its range over S_F is at most TAU of its side (default 0.1)")
+    audit.add_argument("--radius-threshold", type=_float_in(0.0, low_open=False), default=0.1, metavar="R",
+                       help="report the share of records whose minimax radius r*/sqrt(d) is at most R (default 0.1)")
     audit.add_argument("--lam", type=_float_in(0.0, low_open=False), default=1.0,
                        help="weight of the observed-score loss in the RAM (default 1)")
-    _add_shared_options(audit, DEFAULT_METHODS + BASELINES, None)
+    _add_shared_options(audit, DEFAULT_METHODS + BASELINES + PRIOR_METHODS, None)
     sweep = sub.add_parser(
         "sweep", help="the papers' experiment: MSE vs number of passive features, per dataset",
         description="For each dataset, run the audit for d = 1 .. max passive features and write the "
@@ -130,6 +137,28 @@ def build_parser() -> argparse.ArgumentParser:
     ki.add_argument("--out", default=None, metavar="DIR",
                     help="write known_input.json and manifest.json into DIR (atomically, as for audit)")
     return parser
+
+
+def _read_prior(path):
+    """The --prior-file CSV as a float array (a non-numeric first row is a header)."""
+    import numpy as np
+
+    try:
+        with open(path) as fh:
+            first = fh.readline()
+        skip = 0 if all(_is_number(c) for c in first.strip().split(",")) else 1
+        data = np.loadtxt(path, delimiter=",", skiprows=skip, ndmin=2)
+    except (OSError, ValueError) as exc:
+        raise cc.InvalidInputError(f"--prior-file {path!r} could not be read as a numeric CSV: {exc}") from None
+    return data
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _fail(exc: Exception) -> int:
@@ -176,8 +205,10 @@ def main(argv=None) -> int:
         if args.command == "audit":
             reports = []
             if "whitebox" in args.attacks:
+                prior_data = _read_prior(args.prior_file) if args.prior_file else None
                 reports.append(run_audit(args.dataset, args.passive, args.methods, args.seeds, args.predictions,
-                                         args.data_dir, progress=progress, passive_columns=args.passive_columns))
+                                         args.data_dir, progress=progress, passive_columns=args.passive_columns,
+                                         prior_data=prior_data, tau=args.tau, radius_threshold=args.radius_threshold))
             if set(args.attacks) - {"whitebox"} or args.defence:
                 from .threats import run_threat_audit
 

@@ -21,7 +21,8 @@ def _finish(fig, ax, path, *, xlabel, ylabel, title, legend_cols=2, grid="both")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
-    ax.legend(fontsize=7, ncol=legend_cols)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7, ncol=legend_cols)
     ax.grid(alpha=0.3, which=grid) if grid != "y" else ax.grid(alpha=0.3, axis="y")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -88,3 +89,42 @@ def plot_blackbox(records, path) -> pathlib.Path:
         ax.loglog(n, np.maximum(m, 1e-16), marker="o", label=f"seed {rec.seed}")
     return _finish(fig, ax, path, xlabel="number of predictions N", ylabel="MSE",
                    title=f"{records[0].dataset}: black-box reconstruction of one feature", legend_cols=1)
+
+
+def plot_radius_histogram(records, path) -> pathlib.Path:
+    """Histogram of the per-record minimax radius r*/sqrt(d) (upper bounds), one series per d."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    by_d: dict = {}
+    for r in records:
+        if r.arrays:
+            v = r.arrays["radius_upper"]
+            by_d.setdefault(r.n_passive, []).append(v[np.isfinite(v)])
+    for d, parts in sorted(by_d.items()):
+        ax.hist(np.concatenate(parts), bins=30, alpha=0.5, label=f"d = {d}")
+    thr = records[0].privacy.get("radius", {}).get("threshold")
+    if thr is not None:
+        ax.axvline(thr, color="k", linestyle="--", label=f"threshold {thr:g}")
+    return _finish(fig, ax, path, xlabel="minimax radius r* / sqrt(d) of the record (no estimate can promise less)",
+                   ylabel="records", title=f"{records[0].dataset}: what the scores guarantee, record by record",
+                   legend_cols=1, grid="y")
+
+
+def plot_feature_ranges(records, path) -> pathlib.Path:
+    """Per feature (largest d, first seed): the interval widths over records, and the pinned share."""
+    plt = _plt()
+    d = max(r.n_passive for r in records)
+    rec = [r for r in records if r.n_passive == d and r.arrays][0]
+    width = rec.arrays["upper"] - rec.arrays["lower"]
+    width = width[np.all(np.isfinite(width), axis=1)]
+    fig, ax = plt.subplots(figsize=(max(7, 0.5 * d), 4.5))
+    ax.boxplot(width, positions=np.arange(d), widths=0.6, showfliers=False)
+    ax2 = ax.twinx()
+    ax2.plot(np.arange(d), rec.privacy["pinned"], "o", color="C3", label=f"pinned within {rec.privacy['tau']:.0%}")
+    ax2.set_ylabel("share of records pinned", color="C3")
+    ax2.set_ylim(0, 1)
+    ax.set_xticks(np.arange(d), [str(c) for c in rec.passive_columns], fontsize=7)
+    ax2.legend(fontsize=7, loc="upper right")
+    return _finish(fig, ax, path, xlabel="passive feature (column index in the dataset)",
+                   ylabel="width of [min x_i, max x_i] over S_F", legend_cols=1, grid="y",
+                   title=f"{rec.dataset}, d = {d}, seed {rec.seed}: what the scores pin down, feature by feature")

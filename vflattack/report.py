@@ -49,6 +49,10 @@ class Report:
         """Draw the report's PNG plots into ``out``; return ``{name: path}``."""
         return {}
 
+    def extra_files(self, out: pathlib.Path) -> dict:
+        """Any further files (more CSV tables, arrays); return ``{name: path}``."""
+        return {}
+
     def payload(self) -> dict:
         """The JSON document: kind, configuration and records."""
         return {"kind": self.kind, "config": self.config,
@@ -66,6 +70,7 @@ class Report:
                 w.writeheader()
                 for row in self.csv_rows():
                     w.writerow(row)
+        paths.update(self.extra_files(out))
         paths.update(self.plots(out))
         return {k: str(v) for k, v in paths.items()}
 

@@ -43,6 +43,7 @@ def auto(ctx: Context) -> MethodOutput:
     radii = np.full(n, np.nan)
     codes = np.full(n, Status.OPTIMAL, dtype=np.int8)
     chosen = np.full(n, "rcc1", dtype=object)
+    lower = np.full(n, np.nan)   # exact's certified lower bound on its rows
     todo = np.arange(n)
     if candidate_count(prob.d, prob.rank) <= opts["max_candidates"]:
         ex = exact(_subset(ctx, todo, {"max_vertices": opts["max_vertices"],
@@ -51,12 +52,13 @@ def auto(ctx: Context) -> MethodOutput:
         done = ex.codes != Status.TOO_LARGE
         centers[done], radii[done], codes[done] = ex.centers[done], ex.radii[done], ex.codes[done]
         chosen[done] = "exact"
+        lower[done] = ex.extras["radius_lower"][done]
         todo = todo[~done]
     if todo.size:
         rc_opts = {key: opts[key] for key in RCC1.options}
         rc = rcc1(_subset(ctx, todo, rc_opts))
         centers[todo], radii[todo], codes[todo] = rc.centers, rc.radii, rc.codes
-    return MethodOutput(centers, radii, codes, {"method": chosen})
+    return MethodOutput(centers, radii, codes, {"method": chosen, "radius_lower": lower})
 
 
 AUTO = MethodSpec(

@@ -1,0 +1,103 @@
+"""What the scores expose, record by record: minimax radii, feature ranges, leakage.
+
+For each prediction the active party's view is ``A x = b'`` and ``x in [0, 1]^d``, the set
+S_F. Two numbers bound what *any* adversary can guarantee about that record:
+
+* the **minimax radius** r* of S_F (docs/theory.md §1): no estimate can promise a smaller
+  worst-case error; computed exactly where vertex enumeration is cheap (chebcenter's
+  ``auto``), otherwise bounded above by rcc1's certified radius and below by half the
+  widest feature range (two points of S_F are that far apart);
+* the **feature ranges** [min x_i, max x_i] over S_F (docs/theory.md §6.6): a feature whose
+  range is narrower than tau of its side is *pinned*, disclosed to within tau whatever
+  the estimator.
+
+Radii are reported per feature, r*/sqrt(d), on the same scale as the per-feature RMSE.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .model import VFLModel
+
+__all__ = ["Exposure", "exposure", "privacy_summary"]
+
+
+@dataclass
+class Exposure:
+    """Per-record exposure of the valid rows of a batch (NaN elsewhere).
+
+    ``radius_upper``/``radius_lower`` bound r*/sqrt(d); ``exact`` says where they are the
+    exact radius (to the enumeration's certified gap); ``lower``/``upper`` are the feature
+    ranges, shape (N, d)."""
+
+    radius_upper: np.ndarray
+    radius_lower: np.ndarray
+    exact: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+
+
+def exposure(model: VFLModel, B: np.ndarray, valid: np.ndarray) -> Exposure:
+    """Minimax radii and feature ranges of the rows ``B[valid]`` of ``A x = b'`` (A = J W_pas)."""
+    N, d = B.shape[0], model.n_passive
+    sl = model.box_slice
+    up, low = np.full(N, np.nan), np.full(N, np.nan)
+    lo_r, hi_r = np.full((N, d), np.nan), np.full((N, d), np.nan)
+    exact = np.zeros(N, dtype=bool)
+    if valid.any():
+        Bv = B[valid]
+        ranges = sl.feature_ranges(Bv, on_inconsistent="project")
+        lo_r[valid], hi_r[valid] = ranges.lower, ranges.upper
+        rad = sl.centers(Bv, "auto", on_inconsistent="project")
+        half_width = 0.5 * np.nanmax(ranges.widths, axis=1, initial=0.0)
+        lower = np.fmax(np.nan_to_num(rad.extras["radius_lower"], nan=0.0), half_width)
+        ok = rad.ok
+        up_v = np.where(ok, rad.radii, np.nan)
+        up[valid] = up_v / np.sqrt(d)
+        low[valid] = np.where(ok, np.minimum(lower, up_v), np.nan) / np.sqrt(d)
+        exact[valid] = ok & (np.asarray(rad.extras["method"]) == "exact")
+    return Exposure(up, low, exact, lo_r, hi_r)
+
+
+def privacy_summary(X: np.ndarray, reconstructions: dict, rows: np.ndarray, prior_mse: float,
+                    expo: Exposure, baselines: tuple, tau: float, threshold: float) -> dict:
+    """The privacy numbers of one audit record (rows: the predictions every method reconstructed).
+
+    ``worst_case``: per method, the largest per-record RMS error ``max_n ||X_n - Xhat_n|| / sqrt(d)``.
+    ``best_attack`` / ``leakage``: the score-based method of least MSE and ``prior_mse`` minus its
+    MSE (positive: the scores tell an adversary more than the prior alone). ``radius``: quantiles
+    of r*/sqrt(d) (upper bounds), the share of exact radii, and ``below_threshold``, the share of
+    records whose certified upper bound is at most ``threshold``. ``pinned``: per feature, the
+    share of records whose range is at most ``tau`` of the box side; ``width``: mean range width.
+    """
+    d = X.shape[1]
+    err = {m: np.linalg.norm(Xh[rows] - X[rows], axis=1) / np.sqrt(d) for m, Xh in reconstructions.items()}
+    worst = {m: float(e.max()) if e.size else float("nan") for m, e in err.items()}
+    mse = {m: float(np.mean((Xh[rows] - X[rows]) ** 2)) if rows.any() else float("nan")
+           for m, Xh in reconstructions.items()}
+    attacks = {m: v for m, v in mse.items() if m not in baselines and np.isfinite(v)}
+    best = min(attacks, key=attacks.get) if attacks else None
+    have = np.isfinite(expo.radius_upper)
+    r_up = expo.radius_upper[have]
+    q = [0.0, 0.1, 0.5, 0.9, 1.0]
+    width = expo.upper - expo.lower
+    ranged = np.all(np.isfinite(width), axis=1)
+    return {
+        "prior_mse": float(prior_mse),
+        "best_attack": best,
+        "best_mse": float(attacks[best]) if best else float("nan"),
+        "leakage": float(prior_mse - attacks[best]) if best else float("nan"),
+        "worst_case": worst,
+        "radius": {"quantiles": dict(zip(["min", "p10", "median", "p90", "max"],
+                                         (np.quantile(r_up, q).tolist() if r_up.size else [float("nan")] * 5))),
+                   "lower_median": float(np.median(expo.radius_lower[have])) if r_up.size else float("nan"),
+                   "exact_share": float(expo.exact[have].mean()) if r_up.size else float("nan"),
+                   "threshold": float(threshold),
+                   "below_threshold": float(np.mean(r_up <= threshold)) if r_up.size else float("nan")},
+        "tau": float(tau),
+        "pinned": (np.mean(width[ranged] <= tau + 1e-12, axis=0) if ranged.any() else np.full(d, np.nan)).tolist(),
+        "width": (np.mean(width[ranged], axis=0) if ranged.any() else np.full(d, np.nan)).tolist(),
+    }
