@@ -95,6 +95,18 @@ def build_parser() -> argparse.ArgumentParser:
                        help="distortion budgets as fractions of ||W_pas||_F (default: 0.05 0.1 0.25 0.5 1)")
     audit.add_argument("--observed", type=_positive_int, default=100, metavar="N",
                        help="real scores the agnostic adversary observed earlier to refine its model (default 100)")
+    logs = audit.add_argument_group(
+        "auditing a prediction log on disk (Dask; needs the [distributed] extra)",
+        "With --model and --log the audit reads a model file and a log of predictions instead of training "
+        "a model: Parquet or CSV with columns id, y0.., p0.. (or logp0..); the passive party's log "
+        "(id, x0..) gives the MSE. --out is required; reconstructions are written as Parquet parts. "
+        "--prior-file then holds passive records (x0..) for the prior-aware attacks.")
+    logs.add_argument("--model", default=None, metavar="JSON", help="a model file written by VFLModel.save")
+    logs.add_argument("--log", default=None, metavar="PATH", help="the prediction log (Parquet file/directory or CSV)")
+    logs.add_argument("--passive-log", default=None, metavar="PATH", help="the passive party's log, joined on id")
+    logs.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                      help="attach to a running dask.distributed scheduler (default: start a local cluster)")
+    logs.add_argument("--workers", type=_positive_int, default=2, help="local cluster: worker processes (default 2)")
     audit.add_argument("--prior-file", default=None, metavar="CSV",
                        help="auxiliary records the adversary holds (the dataset's columns, scaled to [0, 1]; a header "
                             "row is skipped) for the prior-aware attacks; default: the training split")
@@ -136,6 +148,18 @@ def build_parser() -> argparse.ArgumentParser:
     ki.add_argument("--seed", type=int, default=0)
     ki.add_argument("--out", default=None, metavar="DIR",
                     help="write known_input.json and manifest.json into DIR (atomically, as for audit)")
+    ex = sub.add_parser(
+        "export-log", help="write a model file and prediction logs from a dataset (to try the log audit)",
+        description="Train the split model on a dataset (the audit's protocol) and write DIR/model.json, "
+                    "DIR/predictions.parquet (id, y.., logp..), DIR/passive.parquet (id, x..) for the "
+                    "prediction rows and DIR/prior.csv (the training rows' passive features): what a "
+                    "deployment would hand an auditor.")
+    ex.add_argument("--dataset", default="breast_cancer", choices=datasets.NAMES)
+    ex.add_argument("--data-dir", default=None)
+    ex.add_argument("--passive", type=_positive_int, default=10, help="passive features d (default 10)")
+    ex.add_argument("--seed", type=int, default=0)
+    ex.add_argument("--partitions", type=_positive_int, default=4, help="Parquet parts per log (default 4)")
+    ex.add_argument("--out", required=True, metavar="DIR", help="a new or empty directory")
     return parser
 
 
@@ -159,6 +183,78 @@ def _is_number(text: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _export_log(args) -> int:
+    import pathlib
+
+    import numpy as np
+
+    from .logs import write_log
+    from .model import train_vfl_model
+    from .protocol import split_columns, split_rows
+
+    out = pathlib.Path(args.out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        return _fail(cc.InvalidInputError(f"--out {args.out!r} must be a new or empty directory"))
+    try:
+        F, labels = datasets.load(args.dataset, args.data_dir)
+        train, pred = split_rows(F.shape[0], 0.2, None, args.seed)
+        active, passive = split_columns(F.shape[1], args.passive, args.seed)
+        model = train_vfl_model(F[train][:, active], F[train][:, passive], labels[train], rng=args.seed)
+        out.mkdir(parents=True, exist_ok=True)
+        model.save(out / "model.json")
+        write_log(model, F[pred][:, active], F[pred][:, passive], out, ids=pred, partitions=args.partitions)
+        np.savetxt(out / "prior.csv", F[train][:, passive], delimiter=",",
+                   header=",".join(f"x{j}" for j in range(args.passive)), comments="")
+    except (datasets.DatasetError, cc.InvalidInputError, cc.MissingBackendError) as exc:
+        return _fail(exc)
+    print(f"wrote {out / 'model.json'}, {out / 'predictions.parquet'}, {out / 'passive.parquet'} and "
+          f"{out / 'prior.csv'} ({pred.size} predictions, d = {args.passive})")
+    return 0
+
+
+def _audit_log(args, progress) -> int:
+    if not (args.model and args.log):
+        return _fail(cc.InvalidInputError("--model and --log go together: a model file and its prediction log"))
+    if args.out is None:
+        return _fail(cc.InvalidInputError("--out is required with --log (the reconstructions are written there)"))
+    from .attacks import Prior
+    from .logs import audit_log
+    from .model import VFLModel
+
+    try:
+        model = VFLModel.load(args.model)
+        prior = Prior.from_data(_read_prior(args.prior_file)) if args.prior_file else None
+        client, cluster = _client(args)
+    except (cc.InvalidInputError, cc.MissingBackendError) as exc:
+        return _fail(exc)
+    try:
+        report = audit_log(model, args.log, args.out, passive_log=args.passive_log, methods=args.methods,
+                           prior=prior, client=client, progress=progress)
+    except (cc.InvalidInputError, cc.MissingBackendError) as exc:
+        return _fail(exc)
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+    print(report.table())
+    print(f"wrote {args.out} (report.json, mse.csv, reconstructions/, manifest.json)")
+    return 0
+
+
+def _client(args):
+    """A dask.distributed client: the given scheduler, or a local cluster of worker processes."""
+    try:
+        import distributed
+    except ImportError as exc:
+        raise cc.MissingBackendError("the log audit needs the optional Dask dependencies: "
+                                     'pip install -e ".[distributed]"') from exc
+    if args.scheduler:
+        return distributed.Client(args.scheduler), None
+    cluster = distributed.LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
+                                       host="127.0.0.1", dashboard_address=None, silence_logs=40)
+    return distributed.Client(cluster), cluster
 
 
 def _fail(exc: Exception) -> int:
@@ -201,6 +297,10 @@ def main(argv=None) -> int:
         if args.out is not None:
             _write(args.out, [lambda tmp: list(report.write_into(tmp).values())])
         return 0
+    if args.command == "export-log":
+        return _export_log(args)
+    if args.command == "audit" and (args.model or args.log):
+        return _audit_log(args, progress)
     try:
         if args.command == "audit":
             reports = []

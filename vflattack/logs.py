@@ -1,0 +1,230 @@
+"""Audit a prediction log on disk, out of core, on Dask.
+
+An auditor is handed a model file (:meth:`VFLModel.save`) and a log of what the active
+party saw: per prediction its active features and the k scores. Columns:
+
+* ``id``: a record id (needed to join the passive party's log; optional otherwise);
+* ``y0 .. y{d_a-1}``: the active features;
+* ``p0 .. p{k-1}``: the scores (probabilities, in the model's class order), or
+  ``logp0 .. logp{k-1}``: log-probabilities (preferred: saturated scores stay exact).
+
+The passive party's log, when the auditor has it, holds ``id`` and ``x0 .. x{d-1}``.
+Logs are Parquet (a file or a directory of parts) or CSV, read with ``dask.dataframe``, so
+a log larger than memory streams through in partitions. Each partition is mapped to
+``(A, b')`` and attacked exactly as :func:`vflattack.whitebox_attack` does (the same score
+flags, methods and options); its reconstructions and per-row statuses are written as one
+Parquet part, and only small sums travel back (status counts; with the passive log, the
+squared errors per feature on the rows every method reconstructed), from which the MSE
+per feature is exact. Needs the ``[distributed]`` extra.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ._reportdir import report_dir
+from ._validate import InvalidInputError
+from .attacks import BASELINES, DEFAULT_METHODS, PRIOR_METHODS, Prior, whitebox_attack
+from .model import VFLModel
+from .report import Report
+
+__all__ = ["LogAuditReport", "audit_log", "write_log"]
+
+_EXTRA = 'pip install -e ".[distributed]"'
+
+
+def _dask():
+    try:
+        import dask
+        import dask.dataframe as dd
+        import pandas as pd
+    except ImportError as exc:
+        from chebcenter import MissingBackendError
+        raise MissingBackendError(f"prediction-log audits need the optional Dask dependencies: {_EXTRA}") from exc
+    return dask, dd, pd
+
+
+def _read(path: Any):
+    _, dd, _ = _dask()
+    p = str(path)
+    if not pathlib.Path(p).exists():
+        raise InvalidInputError(f"log {p!r} does not exist")
+    if p.endswith(".csv") or (pathlib.Path(p).is_dir() and any(pathlib.Path(p).glob("*.csv"))):
+        return dd.read_csv(p if p.endswith(".csv") else f"{p}/*.csv")
+    return dd.read_parquet(p)
+
+
+def write_log(model: VFLModel, Y: Any, X: Any, directory: Any, *, ids: Any = None, log_scores: bool = True,
+              partitions: int = 4) -> tuple[pathlib.Path, pathlib.Path]:
+    """Write what a deployment would log: ``predictions.parquet`` (id, active features, scores)
+    and ``passive.parquet`` (id, passive features), each in ``partitions`` parts."""
+    _, dd, pd = _dask()
+    out = pathlib.Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    Y, X = np.asarray(Y, dtype=float), np.asarray(X, dtype=float)
+    ids = np.arange(X.shape[0]) if ids is None else np.asarray(ids)
+    S = model.predict_log_proba(Y, X) if log_scores else model.predict_proba(Y, X)
+    pre = "logp" if log_scores else "p"
+    preds = pd.DataFrame({"id": ids, **{f"y{j}": Y[:, j] for j in range(Y.shape[1])},
+                          **{f"{pre}{i}": S[:, i] for i in range(S.shape[1])}})
+    passive = pd.DataFrame({"id": ids, **{f"x{j}": X[:, j] for j in range(X.shape[1])}})
+    paths = out / "predictions.parquet", out / "passive.parquet"
+    dd.from_pandas(preds, npartitions=partitions).to_parquet(paths[0], write_index=False)
+    dd.from_pandas(passive, npartitions=partitions).to_parquet(paths[1], write_index=False)
+    return paths
+
+
+@dataclass
+class LogAuditReport(Report):
+    """The audit of a prediction log: per method, statuses and (with the passive log) MSE."""
+
+    kind: ClassVar[str] = "log_audit"
+    json_name: ClassVar[str] = "report.json"
+    csv_name: ClassVar[str | None] = "mse.csv"
+    csv_fields: ClassVar[tuple[str, ...]] = ("method", "mse", "rows_scored", "status")
+
+    def csv_rows(self) -> list[dict]:
+        return [{"method": r["method"], "mse": r["mse"], "rows_scored": r["rows_scored"],
+                 "status": json.dumps(r["status"])} for r in self.records]
+
+    def table(self) -> str:
+        c = self.config
+        head = (f"prediction log {c['log']}: {c['rows']} predictions in {c['partitions']} partitions, "
+                f"d = {c['n_passive']} passive features, k = {c['n_classes']}, "
+                + (f"MSE on {self.records[0]['rows_scored']} rows joined with the passive log"
+                   if c["passive_log"] else "no passive log: statuses only"))
+        lines = [head, f"  {'method':<10} {'MSE':>10}  status"]
+        for r in self.records:
+            st = ", ".join(f"{k}:{v}" for k, v in r["status"].items())
+            mse = f"{r['mse']:>10.5f}" if r["mse"] is not None and np.isfinite(r["mse"]) else f"{'—':>10}"
+            lines.append(f"  {r['method']:<10} {mse}  {st}")
+        lines.append(f"  reconstructions and statuses: {c['reconstructions']}")
+        return "\n".join(lines)
+
+
+def _attack_partition(df, model, methods, prior, method_options, part_path, passive_cols):
+    """Attack one partition, write its reconstructions, return its small sums."""
+    import pandas as pd
+
+    k, d = model.n_classes, model.n_passive
+    if all(f"logp{i}" in df for i in range(k)):
+        S, log = df[[f"logp{i}" for i in range(k)]].to_numpy(float), True
+    else:
+        S, log = df[[f"p{i}" for i in range(k)]].to_numpy(float), False
+    Y = df[[f"y{j}" for j in range(model.n_active)]].to_numpy(float) if model.n_active else None
+    res = whitebox_attack(model, S, Y, methods, prior=prior, log_scores=log, method_options=method_options)
+    out = {"score_flags": res.score_flags.astype(np.int64)}
+    if "id" in df:
+        out = {"id": df["id"].to_numpy(), **out}
+    counts = res.status_counts()
+    for m in methods:
+        for j in range(d):
+            out[f"{m}_x{j}"] = res.reconstructions[m][:, j]
+        out[f"{m}_status"] = ["INVALID_SCORES" if s is None else s.name for s in res.status[m]]
+    pd.DataFrame(out).to_parquet(part_path, index=False)
+    summary = {"rows": int(len(df)), "status": counts}
+    if passive_cols:
+        X = df[passive_cols].to_numpy(float)
+        rows = res.common_rows() & np.all(np.isfinite(X), axis=1)
+        summary["scored"] = int(rows.sum())
+        summary["sq"] = {m: np.sum((res.reconstructions[m][rows] - X[rows]) ** 2, axis=0) for m in methods}
+    return summary
+
+
+def audit_log(model: VFLModel, log: Any, out: Any, *, passive_log: Any = None,
+              methods: Sequence[str] = DEFAULT_METHODS + BASELINES, prior: Prior | None = None,
+              method_options: dict | None = None, client: Any = None, progress: bool = False) -> LogAuditReport:
+    """Audit the prediction log ``log`` (Parquet or CSV) of ``model``; write the report into ``out``.
+
+    The report directory (written atomically, manifest last) holds ``report.json``,
+    ``mse.csv`` and ``reconstructions/part.*.parquet`` (per prediction: id, score flags, every
+    method's reconstruction ``<method>_x<j>`` and status ``<method>_status``). With
+    ``passive_log`` the MSE per feature is computed on the rows joined on ``id``; the
+    ``mean`` baseline and the prior-aware attacks need ``prior``. ``client``: a
+    ``dask.distributed.Client`` (default: the active Dask scheduler).
+    """
+    dask, dd, _ = _dask()
+    if not isinstance(model, VFLModel):
+        raise InvalidInputError(f"model must be a VFLModel (VFLModel.load(path)); got {type(model).__name__}")
+    methods = tuple(methods)
+    if prior is None:
+        dropped = [m for m in methods if m == "mean" or m in PRIOR_METHODS]
+        methods = tuple(m for m in methods if m not in dropped)
+    k, d = model.n_classes, model.n_passive
+    df = _read(log)
+    have_log = all(f"logp{i}" in df.columns for i in range(k))
+    need = [f"y{j}" for j in range(model.n_active)] + [f"{'logp' if have_log else 'p'}{i}" for i in range(k)]
+    missing = [c for c in need if c not in df.columns]
+    if missing:
+        raise InvalidInputError(f"log {str(log)!r} lacks columns {missing}; it needs y0..y{model.n_active - 1} "
+                                f"and p0..p{k - 1} (or logp0..logp{k - 1})")
+    passive_cols = []
+    if passive_log is not None:
+        pas = _read(passive_log)
+        passive_cols = [f"x{j}" for j in range(d)]
+        lack = [c for c in ["id"] + passive_cols if c not in pas.columns]
+        if lack or "id" not in df.columns:
+            raise InvalidInputError(f"joining the passive log needs 'id' in both logs and x0..x{d - 1} in the "
+                                    f"passive log; missing {lack or ['id (prediction log)']}")
+        df = df.merge(pas[["id"] + passive_cols], on="id", how="left")
+    with report_dir(out) as tmp:
+        parts_dir = tmp / "reconstructions"
+        parts_dir.mkdir()
+        shared = dask.delayed(model, pure=True)
+        prior_d = dask.delayed(prior, pure=True)
+        tasks = [dask.delayed(_attack_partition, pure=True)(part, shared, methods, prior_d, method_options,
+                                                           str(parts_dir / f"part.{i:05d}.parquet"), passive_cols)
+                 for i, part in enumerate(df.to_delayed())]
+        summaries = _run(tasks, client, progress)
+        report = _report(summaries, methods, model, log, passive_log, len(tasks), tmp)
+        report.write_into(tmp)
+    return report
+
+
+def _run(tasks, client, progress):
+    """Compute the partition tasks (a progress bar across partitions), in order."""
+    import dask
+
+    if client is None:
+        try:
+            from distributed import default_client
+            client = default_client()
+        except (ImportError, ValueError):
+            client = None
+    if client is None:
+        return list(dask.compute(*tasks))
+    from distributed import as_completed
+    from tqdm.auto import tqdm
+
+    futures = client.compute(tasks)
+    with tqdm(total=len(futures), desc="partitions", unit="part", disable=not progress, leave=False) as bar:
+        for _ in as_completed(futures):
+            bar.update(1)
+    return client.gather(futures)
+
+
+def _report(summaries, methods, model, log, passive_log, n_parts, tmp) -> LogAuditReport:
+    rows = sum(s["rows"] for s in summaries)
+    records = []
+    for m in methods:
+        status: dict = {}
+        for s in summaries:
+            for key, v in s["status"][m].items():
+                status[key] = status.get(key, 0) + v
+        rec = {"method": m, "status": status, "mse": None, "mse_per_feature": None, "rows_scored": 0}
+        if passive_log is not None:
+            n = sum(s["scored"] for s in summaries)
+            sq = np.sum([s["sq"][m] for s in summaries], axis=0)
+            rec.update(rows_scored=n, mse=float(np.sum(sq) / (n * model.n_passive)) if n else float("nan"),
+                       mse_per_feature=(sq / n).tolist() if n else None)
+        records.append(rec)
+    config = {"log": str(log), "passive_log": None if passive_log is None else str(passive_log), "rows": rows,
+              "partitions": n_parts, "n_passive": model.n_passive, "n_classes": model.n_classes,
+              "methods": list(methods), "reconstructions": "reconstructions/part.*.parquet"}
+    return LogAuditReport(records, config)
