@@ -76,7 +76,11 @@ def test_the_problem_reaches_each_worker_once(client):
     graph = dict(lazy.centers.__dask_graph__())
     problems = [k for k, v in graph.items() if isinstance(v, cc.BoxSlice)
                 or (hasattr(v, "value") and isinstance(getattr(v, "value", None), cc.BoxSlice))]
-    assert len(problems) <= 1          # one key for the factored problem, shared by the 20 block tasks
+    assert len(problems) == 1          # one key for the factored problem ...
+    from dask.core import get_dependencies
+    blocks = [k for k in graph if str(k).startswith("_solve_block")]
+    assert len(blocks) == 20           # ... shared by the 20 block tasks, each depending on it
+    assert all(problems[0] in get_dependencies(graph, k) for k in blocks)
     np.testing.assert_array_equal(lazy.centers.compute(), P.centers(B, "half_star").centers)
 
 
