@@ -28,7 +28,7 @@ import numpy as np
 
 from ._jit import jit
 
-__all__ = ["RANGES_EMPTY", "RANGES_FAILED", "RANGES_OK", "range_rows"]
+__all__ = ["RANGES_EMPTY", "RANGES_FAILED", "RANGES_OK", "lp_max", "range_rows"]
 
 RANGES_OK, RANGES_EMPTY, RANGES_FAILED = 0, 1, 2
 _PIVOT_TOL = 1e-11
@@ -151,8 +151,11 @@ def _simplex(T, rhs, basis, where, x, lo, hi, c, max_pivots):
 
 
 @jit
-def _ranges_simplex(V, beta, lo, hi, lower, upper):
-    """Bounded-variable simplex ranges for one row (r >= 2); returns a RANGES_ status."""
+def _phase1(V, beta, lo, hi):
+    """A basic feasible solution of ``{V x = beta, lo <= x <= hi}`` (artificials fixed at 0).
+
+    Returns ``(status, T, rhs, basis, where, x, blo, bhi)``; status RANGES_OK, RANGES_EMPTY or
+    RANGES_FAILED."""
     r, d = V.shape
     n = d + r
     T = np.zeros((r, n))
@@ -179,17 +182,16 @@ def _ranges_simplex(V, beta, lo, hi, lower, upper):
         where[d + k] = 0
         x[d + k] = abs(res)
         blo[d + k], bhi[d + k] = 0.0, np.inf
-    budget = 50 * n
     c = np.zeros(n)
     for k in range(r):
         c[d + k] = -1.0
-    if not _simplex(T, rhs, basis, where, x, blo, bhi, c, budget):
-        return RANGES_FAILED
+    if not _simplex(T, rhs, basis, where, x, blo, bhi, c, 50 * n):
+        return RANGES_FAILED, T, rhs, basis, where, x, blo, bhi
     infeas = 0.0
     for k in range(r):
         infeas += x[d + k]
     if infeas > _FEAS_TOL * (1.0 + np.abs(beta).max()):
-        return RANGES_EMPTY
+        return RANGES_EMPTY, T, rhs, basis, where, x, blo, bhi
     for k in range(r):  # artificials leave the basis (degenerate pivots) and are fixed at 0
         if basis[k] >= d:
             best, col = 0.0, -1
@@ -207,7 +209,19 @@ def _ranges_simplex(V, beta, lo, hi, lower, upper):
         if where[d + k] != 0:
             x[d + k] = 0.0
     _basic_values(T, rhs, basis, where, x, blo, bhi)
-    c[:] = 0.0
+    return RANGES_OK, T, rhs, basis, where, x, blo, bhi
+
+
+@jit
+def _ranges_simplex(V, beta, lo, hi, lower, upper):
+    """Bounded-variable simplex ranges for one row (r >= 2); returns a RANGES_ status."""
+    r, d = V.shape
+    status, T, rhs, basis, where, x, blo, bhi = _phase1(V, beta, lo, hi)
+    if status != RANGES_OK:
+        return status
+    n = d + r
+    budget = 50 * n
+    c = np.zeros(n)
     for i in range(d):
         for sgn in (1.0, -1.0):
             c[i] = sgn
@@ -219,6 +233,25 @@ def _ranges_simplex(V, beta, lo, hi, lower, upper):
             else:
                 lower[i] = v
         c[i] = 0.0
+    return RANGES_OK
+
+
+@jit
+def lp_max(V, beta, lo, hi, g, out):
+    """``argmax g^T x`` over ``{V x = beta, lo <= x <= hi}`` into ``out`` (a vertex); returns
+    a RANGES_ status (RANGES_EMPTY: no feasible point). The compiled node LP of the
+    branch and bound (docs/theory.md §6.6's simplex with one objective)."""
+    r, d = V.shape
+    status, T, rhs, basis, where, x, blo, bhi = _phase1(V, beta, lo, hi)
+    if status != RANGES_OK:
+        return status
+    n = d + r
+    c = np.zeros(n)
+    c[:d] = g
+    if not _simplex(T, rhs, basis, where, x, blo, bhi, c, 50 * n):
+        return RANGES_FAILED
+    for j in range(d):
+        out[j] = min(max(x[j], lo[j]), hi[j])
     return RANGES_OK
 
 
