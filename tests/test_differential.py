@@ -39,7 +39,7 @@ from tolerances import TOL
 import chebcenter as cc
 
 SCALES = (1e-12, 1e-6, 1e-2, 1.0, 1e3, 1e6, 1e12)
-METHODS = ("half_star", "ls", "cls", "rcc1", "rcc2", "exact")
+METHODS = ("half_star", "ls", "cls", "rcc1", "rcc2", "exact", "project")
 MEMBER = 1e-9
 BOUND = 1e-8
 ORDER = 1e-5
@@ -114,9 +114,16 @@ def _solve_all(A, lo, hi, B, s, t0):
     P = cc.BoxSlice(A, s * lo + t, s * hi + t)
     Bs = s * B + (A @ t)
     out = {}
+    d = A.shape[1]
+    # project: an anchor off the midpoint and a full metric, both mapped with the box
+    a0 = lo + (hi - lo) * (0.3 + 0.1 * np.sin(np.arange(d)))
+    S0 = np.diag(1.0 + np.arange(d) / d) + 0.3 * np.ones((d, d)) / d
     for method in METHODS:
-        r = P.centers(Bs, method=method)
+        opts = {"anchor": s * a0 + t, "metric": s * s * S0} if method == "project" else {}
+        r = P.centers(Bs, method=method, **opts)
         out[method] = ((r.centers - t) / s, r.radii / s, r.status_codes.copy())
+    fr = P.feature_ranges(Bs)
+    out["_ranges"] = ((fr.lower - t) / s, (fr.upper - t) / s, fr.status_codes.copy())
     return out
 
 
@@ -138,13 +145,20 @@ def _check_base(A, lo, hi, B, out, found, refs):
         if V.shape[0] == 0:
             found["reference empty"] += 1
             continue
-        for method, (C, R, codes) in out.items():
+        lower, upper, rcodes = out["_ranges"]
+        if rcodes[n] == cc.Status.OPTIMAL:  # the feature ranges are the vertices' extremes
+            np.testing.assert_allclose(lower[n], V.min(axis=0), atol=bound * unit, rtol=0)
+            np.testing.assert_allclose(upper[n], V.max(axis=0), atol=bound * unit, rtol=0)
+        else:
+            found[f"ranges {cc.Status(rcodes[n]).name}"] += 1
+        for method in METHODS:
+            C, R, codes = out[method]
             if codes[n] != cc.Status.OPTIMAL:
                 found[f"{method} {cc.Status(codes[n]).name}"] += 1
                 continue
             c, radius = C[n], R[n]
             res = np.linalg.norm(A @ c - b) / (np.linalg.norm(A, 2) * (np.linalg.norm(c) + 1) + np.linalg.norm(b))
-            if method in ("cls", "rcc1", "rcc2", "exact"):
+            if method in ("cls", "rcc1", "rcc2", "exact", "project"):
                 viol = max(np.max(lo - c), np.max(c - hi), 0.0) / unit
                 assert viol <= MEMBER and res <= MEMBER, (method, n, viol, res)
             if method in ("half_star", "ls"):

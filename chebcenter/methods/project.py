@@ -19,6 +19,8 @@ bound ``R + ||x - h||`` (as for cls): every point of S_F lies within R of half*.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from .._errors import InvalidInputError
@@ -27,6 +29,7 @@ from .._qp_kernel import QP_OPTIMAL, project_metric_rows
 from .._validate import as_array
 from ..results import Status
 from ._types import Context, MethodOutput, MethodSpec
+from .relax import rcc2
 
 __all__ = ["PROJECT"]
 
@@ -101,6 +104,8 @@ def project(ctx: Context) -> MethodOutput:
     A = opts["anchor"]
     Anchor = np.ascontiguousarray(np.broadcast_to(A[0], (n, d)) if opts["shared"] else A[ctx.rows])
     X = np.ascontiguousarray(ctx.projection())  # the Euclidean projection of m: a feasible start
+    if np.isnan(X).any():  # rows the compiled projection left open: rcc2's own fallback (cvxpy QP)
+        X = np.ascontiguousarray(rcc2(dataclasses.replace(ctx, options={"solver": "numba"})).centers)
     codes = np.full(n, Status.OPTIMAL, dtype=np.int8)
     status = np.zeros(n, dtype=np.int64)
     its = np.zeros(n, dtype=np.int64)
