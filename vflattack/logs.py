@@ -104,6 +104,8 @@ class LogAuditReport(Report):
             st = ", ".join(f"{k}:{v}" for k, v in r["status"].items())
             mse = f"{r['mse']:>10.5f}" if r["mse"] is not None and np.isfinite(r["mse"]) else f"{'—':>10}"
             lines.append(f"  {r['method']:<10} {mse}  {st}")
+        if c.get("skipped_without_prior"):
+            lines.append(f"  not run (they need a prior: --prior-file): {', '.join(c['skipped_without_prior'])}")
         lines.append(f"  reconstructions and statuses: {c['reconstructions']}")
         return "\n".join(lines)
 
@@ -153,9 +155,10 @@ def audit_log(model: VFLModel, log: Any, out: Any, *, passive_log: Any = None,
     if not isinstance(model, VFLModel):
         raise InvalidInputError(f"model must be a VFLModel (VFLModel.load(path)); got {type(model).__name__}")
     methods = tuple(methods)
-    if prior is None:
-        dropped = [m for m in methods if m == "mean" or m in PRIOR_METHODS]
-        methods = tuple(m for m in methods if m not in dropped)
+    dropped = [m for m in methods if m == "mean" or m in PRIOR_METHODS] if prior is None else []
+    methods = tuple(m for m in methods if m not in dropped)
+    if not methods:
+        raise InvalidInputError(f"no method left to run: {dropped} need a prior (prior=, --prior-file)")
     k, d = model.n_classes, model.n_passive
     df = _read(log)
     have_log = all(f"logp{i}" in df.columns for i in range(k))
@@ -183,6 +186,7 @@ def audit_log(model: VFLModel, log: Any, out: Any, *, passive_log: Any = None,
                  for i, part in enumerate(df.to_delayed())]
         summaries = _run(tasks, client, progress)
         report = _report(summaries, methods, model, log, passive_log, len(tasks), tmp)
+        report.config["skipped_without_prior"] = dropped
         report.write_into(tmp)
     return report
 
