@@ -146,7 +146,9 @@ class Polytope:
                 return
             lo, hi = box
             mid, w = (lo + hi) / 2, float(np.max(hi - lo)) / 2
-            if w <= 0:  # a single point: keep the scale, move to the point
+            # the LPs ran with the feasibility tolerance, so a box this thin is a single point
+            # (up to that tolerance): keep the scale, move to the point, stop refining
+            if w <= 10 * self._tol * (1 + np.abs(self.hu).max(initial=0.0)):
                 self._set_frame(self._t + self._s * mid, self._s)
                 return
             done = np.abs(mid).max() <= 0.25 and 0.5 <= w <= 2.0

@@ -27,7 +27,10 @@ def test_box_slice_through_to_polytope_gives_the_same_centers(inst):
         got = poly.center(method)
         assert got.status is cc.Status.OPTIMAL
         np.testing.assert_allclose(got.center, ref.center, atol=1e-4 if method == "rcc1" else 1e-9)
-        assert got.radius == pytest.approx(ref.radius, rel=1e-5, abs=1e-7)
+        # rcc1 on the polytope runs Clarabel's SDP, whose value is accurate to ~1e-8 absolute:
+        # on point-like slices (eta ~ 0) its radius sqrt(eta) is tight only to ~1e-4 (still a
+        # certified bound); the compiled BoxSlice route is tighter
+        assert got.radius == pytest.approx(ref.radius, rel=1e-5, abs=1e-7 if method == "exact" else 2e-4)
 
 
 def test_to_polytope_needs_b_when_there_are_equations():

@@ -167,3 +167,22 @@ def test_quadratic_set_at_the_extreme_scales():
         assert r.status is cc.Status.OPTIMAL
         np.testing.assert_allclose(r.center, c, rtol=0, atol=1e-6 * s)
         assert r.radius == pytest.approx(3 * s, rel=1e-6)
+
+
+def test_a_slice_that_is_one_point_keeps_its_frame():
+    """Regression (found by the ci profile): a slice of rank 4 in 5 unknowns touching the box
+    at one vertex. The bounding-box LPs, relaxed by the feasibility tolerance, return a box of
+    width ~1e-9; refining the frame on it shrank the scale to noise and 'exact' answered a
+    point outside the box."""
+    A = np.array([[0.20923297, 2.04045416, 1.24637468, 0.9913903, 0.60194925],
+                  [-1.49529674, 0.58969215, 1.59405262, -0.22294697, 0.82305252],
+                  [2.11761811, 0.88931721, -0.33754071, -2.34359144, -0.75918527],
+                  [0.18306667, -0.16527298, 0.20527324, -0.21093965, 2.09791665]])
+    x = np.array([0.0, 0.0, 0.0, 0.68695088, 0.39757166])
+    V = brute_polytope_vertices(np.vstack([A, -A, np.eye(5), -np.eye(5)]),
+                                np.r_[A @ x, -(A @ x), np.ones(5), np.zeros(5)], tol=1e-9)
+    assert len(V) == 1
+    r = cc.BoxSlice(A).to_polytope(A @ x).center("exact")
+    assert r.status is cc.Status.OPTIMAL
+    np.testing.assert_allclose(r.center, x, atol=1e-9)
+    assert r.radius <= 1e-9
