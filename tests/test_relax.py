@@ -181,10 +181,19 @@ def test_segment_closed_form_matches_the_primal_sdp(inst):
     A, lo, hi, x, steep = inst
     b = A @ x
     r = cc.BoxSlice(A, lo, hi).center(b, method="rcc1", fast_path=False)
-    assert r.status is cc.Status.OPTIMAL
     x_primal, eta_primal = rcc1_primal(A, b, lo, hi)
+    # eta is a certified bound: never below the relaxation's value, and above it by at most
+    # its rounding allowance 16 (d + p) eps (sum alpha |c| ||a||)^2 -- with a nearly free
+    # coordinate (alpha ~ 1e8) that reaches a few 1e-6 (measured 2.8e-6, ci profile seed 22)
+    assert r.extras["eta"] >= eta_primal * (1 - 1e-5) - 1e-6
+    assert r.extras["eta"] <= eta_primal * (1 + 1e-5) + 5e-6
+    if r.status is cc.Status.INACCURATE:
+        # the contract check moved a steep-chord row into S_F and said so (ci profile, rare;
+        # the next test measures how rare): it keeps the contract, not the SDP's point
+        assert r.extras.get("check") and r.in_slice(TOL["rcc1_primal_dual"])
+        return
+    assert r.status is cc.Status.OPTIMAL
     np.testing.assert_allclose(r.center, np.clip(x_primal, lo, hi), atol=TOL["rcc1_primal_dual"])
-    assert r.extras["eta"] == pytest.approx(eta_primal, rel=1e-5, abs=1e-6)
     closed = r.extras["route"].startswith("segment closed form (")
     # the closed form lands on S_F to rounding; the cvxpy fallback's output is clipped by up
     # to its interior-point accuracy
