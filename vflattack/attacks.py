@@ -43,7 +43,17 @@ class Prior:
 
     @classmethod
     def from_data(cls, X: Any, shrinkage: float = 1e-3) -> Prior:
-        """Sample mean and (ridged) covariance of the rows of ``X``."""
+        """Sample mean and (ridged) covariance of the rows of ``X``.
+
+        ``cov = S + shrinkage * (tr S / d) I`` with S the sample covariance.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> p = Prior.from_data(np.array([[0.0, 1.0], [1.0, 1.0], [0.5, 1.0]]))
+        >>> p.mean.tolist(), bool(np.all(np.linalg.eigvalsh(p.cov) > 0))   # the constant feature is ridged
+        ([0.5, 1.0], True)
+        """
         X = as_2d("X", X)
         if X.shape[0] < 2:
             raise InvalidInputError(f"X must have at least 2 rows to estimate a covariance; got {X.shape[0]}")

@@ -148,6 +148,15 @@ class VFLModel:
         (k x d_a), ``W_pas`` (k x d), ``b`` (k). Logits are ``W_act y + W_pas x + b`` and the
         scores their softmax (docs/theory.md §3). Floats are written with full precision
         (``repr``), so :meth:`load` gives back the same model bit for bit.
+
+        Examples
+        --------
+        >>> import numpy as np, tempfile, pathlib
+        >>> m = VFLModel(np.zeros((2, 1)), np.array([[0.0], [2.0]]), np.zeros(2))
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "model.json"
+        >>> m.save(path)
+        >>> VFLModel.load(path).predict_proba(np.zeros((1, 1)), np.ones((1, 1))).round(4).tolist()
+        [[0.1192, 0.8808]]
         """
         import json
         import pathlib
