@@ -51,3 +51,26 @@ def test_auto_options_are_validated_by_name():
         P.center([1.0], method="auto", max_vertices=0)
     with pytest.raises(cc.InvalidInputError, match="solver"):
         P.center([1.0], method="auto", solver="mosek")
+
+
+def test_rank_one_from_d14_uses_the_cheaper_branch_and_bound():
+    """auto and exact's own "auto" pick the branch and bound where it beats enumeration
+    (rank 1, d >= 14); the radius agrees with enumeration's to the certified gap 1e-6."""
+    rng = np.random.default_rng(9)
+    A = rng.standard_normal((1, 16))
+    B = rng.random((3, 16)) @ A.T
+    P = cc.BoxSlice(A)
+    enum = P.centers(B, "exact", algorithm="enumerate")
+    au = P.centers(B, "auto")
+    ex = P.centers(B, "exact")
+    assert list(au.extras["method"]) == ["exact"] * 3
+    assert "bnb_nodes" in ex.extras and "n_vertices" in enum.extras
+    for r in (au, ex):
+        assert r.counts() == {"OPTIMAL": 3}
+        np.testing.assert_allclose(r.radii, enum.radii, rtol=2e-6)
+        assert np.all(r.extras["radius_lower"] <= r.radii)
+        assert np.all(r.radii - r.extras["radius_lower"] <= 1e-6 * r.radii + 1e-12)
+    with_vertices = P.centers(B, "exact", return_vertices=True)      # vertices need the enumeration
+    assert "n_vertices" in with_vertices.extras
+    small = cc.BoxSlice(A[:, :12]).centers(rng.random((2, 12)) @ A[:, :12].T, "exact")
+    assert "n_vertices" in small.extras                               # d < 14: enumeration

@@ -48,6 +48,17 @@ def candidate_count(d: int, r: int) -> int:
     return math.comb(d, r) * 2 ** (d - r)
 
 
+#: rank 1 and d at least this: the compiled branch and bound is cheaper than enumeration
+#: (measured per row: d = 12 7.8 vs 6.9 ms, d = 14 15 vs 38 ms, d = 16 84 vs 211 ms)
+BNB_FROM_D = 14
+
+
+def prefer_bnb(d: int, rank: int) -> bool:
+    """Whether the branch and bound beats vertex enumeration for this size (rank 1 only:
+    its node LP is the compiled knapsack; at higher rank the search is still Python)."""
+    return rank == 1 and d >= BNB_FROM_D
+
+
 def slice_vertices(problem, q, capacity):
     """Distinct vertices of S_F for ``q = A^+ b`` (rows), or None past ``capacity``."""
     beta = problem.Vr @ q
@@ -74,7 +85,10 @@ def exact(ctx: Context) -> MethodOutput:
     algorithm = opts["algorithm"]
     if algorithm == "auto":
         cheap = candidate_count(d, prob.rank) <= opts["max_candidates"]
-        algorithm = "enumerate" if cheap else ("bnb" if prob.rank == 1 else "none")
+        if cheap and prefer_bnb(d, prob.rank) and not opts["return_vertices"]:
+            algorithm = "bnb"
+        else:
+            algorithm = "enumerate" if cheap else ("bnb" if prob.rank == 1 else "none")
     if algorithm == "bnb":
         return _bnb_rows(ctx, centers, radii, lower, codes, support)
     if algorithm == "none" or candidate_count(d, prob.rank) > opts["max_candidates"]:
