@@ -18,13 +18,13 @@ is nearly tight, which is what makes the search small. Branching splits the box 
 fractional coordinate with the largest gap term, at the LP value. For r = 1 the LP is a
 continuous knapsack solved exactly in O(d log d) by a compiled kernel; for r > 1 it is the
 compiled bounded-variable simplex of :mod:`chebcenter._ranges_kernel` (3-9 us per node at
-r = 2..5, d = 14..20, against 1.3 ms for HiGHS), with HiGHS only as a fallback when the
-simplex runs out of pivots. The search itself is still Python (best first, a heap).
+r = 2..5, d = 14..20, against 1.3 ms for HiGHS). The search is compiled for every rank
+(:func:`farthest_point_dfs`, depth first); a node whose simplex runs out of pivots keeps
+its parent's bound and marks the search incomplete (INACCURATE, never a wrong bound).
+:func:`_node_lp` is the same node LP callable from Python, with HiGHS as its fallback.
 """
 
 from __future__ import annotations
-
-import heapq
 
 import numpy as np
 from scipy.optimize import linprog
@@ -94,80 +94,17 @@ def _node_lp(Vr, beta, g, l, u):
 
 
 def farthest_point(Vr, beta, lo, hi, c, threshold, max_nodes, slack=1e-3):
-    if Vr.shape[0] == 1:
-        keep = max(2 * Vr.shape[1], 8)
-        kept_x = np.zeros((keep, lo.size))
-        kept_f = np.full(keep, -np.inf)
-        best_f, upper, nodes, done, bi = farthest_point_knapsack(
-            np.ascontiguousarray(Vr[0]), float(beta[0]), lo, hi, c, float(threshold), slack,
-            int(max_nodes), 4096, keep, kept_x, kept_f)
-        if not np.isfinite(best_f):
-            return None, best_f, upper, nodes, done, []
-        best_x = kept_x[bi if bi >= 0 else 0].copy()
-        beyond = [(float(kept_f[k]), kept_x[k].copy()) for k in range(keep) if kept_f[k] > threshold]
-        return best_x, best_f, upper, nodes, done, beyond
-    return _farthest_point_py(Vr, beta, lo, hi, c, threshold, max_nodes, slack)
-
-
-def _farthest_point_py(Vr, beta, lo, hi, c, threshold, max_nodes, slack=1e-3):
-    """Best-first branch and bound for ``max_{x in S_F} ||x - c||^2`` with compiled node LPs (r > 1).
-
-    Nodes whose upper bound is at most ``threshold`` are pruned (the caller only needs to
-    know whether something exceeds it); once a point beyond the threshold is known, also
-    nodes that cannot beat it by more than the relative ``slack`` (a point within 0.1% of
-    the farthest moves the working set as well as the farthest does).
-    Returns ``(x_best, f_best, upper, nodes, complete, beyond)``: ``upper`` bounds f on
-    S_F when ``complete`` (the search ended within ``max_nodes``); ``beyond`` lists every
-    ``(f, x)`` met with f above the threshold."""
-    counter = 0
-    best_x, best_f = None, -np.inf
-    beyond = []  # (f, x) of every LP point found beyond the threshold
-    pruned_max = -np.inf   # the largest bound among pruned nodes
-    heap = []
-
-    def evaluate(l, u):
-        nonlocal best_x, best_f, counter
-        counter += 1
-        g = l + u - 2.0 * c
-        x = _node_lp(Vr, beta, g, l, u)
-        if x is None:
-            return
-        f = float(np.sum((x - c) ** 2))
-        if f > threshold:
-            beyond.append((f, x))
-        if f > best_f:
-            best_x, best_f = x, f
-        gap_terms = (x - l) * (u - x)
-        ub = f + float(np.sum(np.maximum(gap_terms, 0.0)))
-        heapq.heappush(heap, (-ub, counter, l, u, x, gap_terms))
-
-    evaluate(lo.copy(), hi.copy())
-    while heap:
-        neg_ub, _, l, u, x, gap_terms = heapq.heappop(heap)
-        ub = -neg_ub
-        floor = max(threshold, best_f * (1.0 + slack) if best_f > threshold else best_f)
-        if ub <= floor + 1e-12 * (1.0 + abs(floor)):
-            pruned_max = max(pruned_max, ub)
-            # best first: every remaining node has a bound <= ub
-            for item in heap:
-                pruned_max = max(pruned_max, -item[0])
-            heap.clear()
-            break
-        if counter >= max_nodes:
-            heap.append((neg_ub, 0, l, u, x, gap_terms))
-            return best_x, best_f, max(-item[0] for item in heap), counter, False, beyond
-        j = int(np.argmax(gap_terms))
-        if gap_terms[j] <= 0.0:  # the LP point is exact here: f(x) = ub was recorded
-            pruned_max = max(pruned_max, ub)
-            continue
-        left_u = u.copy()
-        left_u[j] = x[j]
-        right_l = l.copy()
-        right_l[j] = x[j]
-        evaluate(l, left_u)
-        evaluate(right_l, u)
-    upper = max(best_f, pruned_max)
-    return best_x, best_f, upper, counter, True, beyond
+    keep = max(2 * Vr.shape[1], 8)
+    kept_x = np.zeros((keep, lo.size))
+    kept_f = np.full(keep, -np.inf)
+    best_f, upper, nodes, done, bi = farthest_point_dfs(
+        np.ascontiguousarray(Vr), np.ascontiguousarray(beta, dtype=np.float64), lo, hi, c, float(threshold),
+        slack, int(max_nodes), 4096, keep, kept_x, kept_f)
+    if not np.isfinite(best_f):
+        return None, best_f, upper, nodes, done, []
+    best_x = kept_x[bi if bi >= 0 else 0].copy()
+    beyond = [(float(kept_f[k]), kept_x[k].copy()) for k in range(keep) if kept_f[k] > threshold]
+    return best_x, best_f, upper, nodes, done, beyond
 
 
 def bnb_center(prob, q, gap_tol=1e-6, max_nodes=5_000_000, max_rounds=2_000):
@@ -228,9 +165,14 @@ def bnb_center(prob, q, gap_tol=1e-6, max_nodes=5_000_000, max_rounds=2_000):
 
 
 @jit
-def farthest_point_knapsack(a, beta, lo, hi, c, threshold, slack, max_nodes, max_depth,
-                            keep, kept_x, kept_f):
-    """:func:`farthest_point` for one equation (r = 1), compiled, depth first.
+def farthest_point_dfs(V, beta, lo, hi, c, threshold, slack, max_nodes, max_depth,
+                       keep, kept_x, kept_f):
+    """:func:`farthest_point`, compiled, depth first, for any number of equations.
+
+    The node LP is the knapsack closed form for one equation (r = 1) and the compiled
+    bounded-variable simplex (:func:`chebcenter._ranges_kernel.lp_max`) otherwise; a node
+    whose simplex fails (pivot budget) keeps its parent's bound and makes the search
+    incomplete, never a wrong certificate.
 
     The stack holds at most ``max_depth`` open boxes (the deeper child is explored first,
     the child with the larger bound on top). Up to ``keep`` points beyond the threshold are
@@ -238,7 +180,8 @@ def farthest_point_knapsack(a, beta, lo, hi, c, threshold, slack, max_nodes, max
     Returns ``(best_f, upper, nodes, complete, best_index)``; ``best_index`` points into
     ``kept_x`` when the best point is beyond the threshold, else -1 (and ``kept_x[0]``
     holds the best point)."""
-    d = a.size
+    d = V.shape[1]
+    r = V.shape[0]
     SL = np.empty((max_depth, d))
     SU = np.empty((max_depth, d))
     SB = np.empty(max_depth)  # the parent's bound (a node is re-evaluated when popped)
@@ -273,9 +216,17 @@ def farthest_point_knapsack(a, beta, lo, hi, c, threshold, slack, max_nodes, max
         nodes += 1
         for i in range(d):
             g[i] = l[i] + u[i] - 2.0 * c[i]
-        code = knapsack_lp(g, a, beta, l, u, x)
-        if code == -2:
-            continue
+        if r == 1:
+            if knapsack_lp(g, V[0], beta[0], l, u, x) == -2:
+                continue
+        else:
+            st = lp_max(V, beta, l, u, g, x)
+            if st == RANGES_EMPTY:
+                continue
+            if st != RANGES_OK:
+                upper = max(upper, SB[top])
+                complete = False
+                continue
         f = 0.0
         ub = 0.0
         j = -1

@@ -82,7 +82,7 @@ def test_bnb_on_general_boxes_degenerate_slices_and_points():
     np.testing.assert_allclose(point.center, [1.0, 1.0, 1.0], atol=1e-12)
 
 
-def test_bnb_with_several_equations_uses_highs_and_agrees():
+def test_bnb_with_several_equations_agrees_with_enumeration():
     rng = np.random.default_rng(7)
     A = rng.standard_normal((2, 7))
     b = A @ rng.random(7)
@@ -161,3 +161,26 @@ def test_compiled_node_lp_matches_highs_on_random_and_degenerate_nodes():
         assert g @ got == pytest.approx(-ref.fun, abs=1e-9)
         checked += 1
     assert checked > 150 and empty > 10
+
+
+@pytest.mark.parametrize("rank,d", [(2, 8), (3, 9), (4, 10), (3, 11)])
+def test_compiled_search_at_higher_rank_matches_enumeration(rank, d):
+    """The compiled depth-first search with simplex node LPs (rank > 1) against vertex
+    enumeration + the minimum enclosing ball, on planted rows with corner coordinates: the
+    same radius to the certified gap, a certified lower bound below it, the center in S_F
+    and every vertex within the radius."""
+    rng = np.random.default_rng(rank * 100 + d)
+    A = rng.standard_normal((rank, d))
+    X = rng.random((4, d))
+    X[:, :2] = np.round(X[:, :2])
+    B = X @ A.T
+    P = cc.BoxSlice(A)
+    bb = P.centers(B, "exact", algorithm="bnb")
+    en = P.centers(B, "exact", algorithm="enumerate", return_vertices=True)
+    assert bb.counts() == {"OPTIMAL": 4} and en.counts() == {"OPTIMAL": 4}
+    np.testing.assert_allclose(bb.radii, en.radii, rtol=2e-6, atol=1e-12)
+    assert np.all(bb.extras["radius_lower"] <= bb.radii)
+    assert np.max(bb.box_violations) == 0.0 and np.max(bb.residuals) <= 1e-9
+    for k in range(4):
+        V = en.extras["vertices"][k]
+        assert np.max(np.linalg.norm(V - bb.centers[k], axis=1)) <= bb.radii[k] * (1 + 1e-9) + 1e-12
