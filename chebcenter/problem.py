@@ -200,6 +200,11 @@ class _Core:
         kernels.project_points(C, self.Vr, Beta, self.lo, self.hi, X, state, its,
                                _PROJECT_MAXIT, self._project_tol)
         done = state == kernels.PROJECTED
+        for j in np.flatnonzero(~done):  # the projection did not converge (a slice that is
+            x = self._lp_point(Beta[j])  # nearly a point): any LP point of S_F keeps the bound
+            if x is not None:
+                X[j], done[j] = x, True
+                reason[fix[j]] = f"{reason[fix[j]]}; moved to an LP point of S_F (the projection did not converge)"
         shift = np.linalg.norm(X - C, axis=1)
         good, lost = fix[done], fix[~done]
         centers[good] = X[done]
@@ -235,6 +240,12 @@ class _Core:
         for k in np.flatnonzero(state == kernels.UNDECIDED):
             feasible[k] = self._lp_feasible(beta[k])
         return outside, X, feasible
+
+    def _lp_point(self, beta):
+        """A point of ``{x : Vr x = beta, lo <= x <= hi}`` (HiGHS; clipped to the box), or None."""
+        res = linprog(np.zeros(self.d), A_eq=self.Vr, b_eq=beta,
+                      bounds=list(zip(self.lo - self.box_tol, self.hi + self.box_tol)), method="highs")
+        return np.clip(res.x, self.lo, self.hi) if res.status == 0 else None
 
     def _lp_feasible(self, beta):
         """Is ``{x : Vr x = beta, lo <= x <= hi}`` nonempty? (HiGHS LP)"""

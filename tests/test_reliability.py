@@ -256,3 +256,23 @@ BAD_INPUT = [
 def test_15_options_and_set_inputs_are_checked_and_named(name, call):
     with pytest.raises(cc.InvalidInputError, match=name):
         call()
+
+
+def test_a_center_the_projection_cannot_move_goes_to_an_lp_point_of_the_slice():
+    """A slice that is a point at the feasibility tolerance, through a box corner (found by
+    the ci profile): no rcc1 route certifies it and the compiled projection does not
+    converge. The row used to end SOLVER_ERROR; it is now moved to an LP point of S_F,
+    INACCURATE with the reason, its radius grown by the distance moved (still a bound)."""
+    A = np.array([[0.57103451, 1.43966201, -0.08314044, -1.19325978],
+                  [0.48822934, 1.42404352, -0.13048956, -1.22439821],
+                  [0.29557776, -0.69707931, 0.40056131, 0.9069587]])
+    lo = np.array([-0.71564277, -0.57101178, 0.09799127, -0.72237015])
+    hi = np.array([0.99245078, 1.13034463, 1.61778484, -0.01697137])
+    x = np.array([0.99245078, 1.13034463, 1.61778484, -0.5939642])
+    r = cc.BoxSlice(A, lo, hi).center(A @ x, "rcc1")
+    assert r.status is cc.Status.INACCURATE
+    assert "LP point of S_F" in r.extras["check"]
+    assert r.box_violation == 0.0
+    assert r.residual <= 1e-8 * (1 + np.linalg.norm(A @ x))
+    # the radius bounds the distance to the planted point, which lies in S_F to rounding
+    assert np.linalg.norm(r.center - x) <= r.radius
