@@ -105,6 +105,27 @@ def main(path: str) -> None:
         print(f"| {d} | {tol} | {us(v['per_row'])} | {v['status']} | {v['lower']:.10f} | {v['upper']:.10f} | "
               f"{v['nodes']:,} | {v['rounds']} | {enum} |")
 
+    if "test_feature_ranges" in rows:
+        print("\n## feature ranges, N = 10^4 at d = 10, per row: compiled (1 / 2 threads) vs HiGHS per LP\n")
+        print("| rank | compiled, 1 thread | compiled, 2 threads | HiGHS per LP (20 LPs) | per core | 2 threads | max dev |")
+        print("|---|---|---|---|---|---|---|")
+        fr = rows["test_feature_ranges"]
+        for rank in sorted({p[1] for p in fr}, key=int):
+            g = {p[0]: v for p, v in fr.items() if p[1] == rank}
+            one, two, hi = g["chebcenter@1"], g["chebcenter@2"], g["highs_per_lp"]
+            print(f"| {rank} | {us(one['per_row'])} | {us(two['per_row'])} | {us(hi['per_row'])} | "
+                  f"{hi['per_row'] / one['per_row']:,.0f}× | {hi['per_row'] / two['per_row']:,.0f}× | "
+                  f"{one.get('max_dev_vs_highs', float('nan')):.1e} |")
+    if "test_node_lp" in rows:
+        print("\n## branch-and-bound node LP: compiled bounded simplex vs HiGHS (one node)\n")
+        print("| rank | d | compiled | HiGHS | ratio |")
+        print("|---|---|---|---|---|")
+        nl = rows["test_node_lp"]
+        for r, d in sorted({(p[1], p[2]) for p in nl}, key=lambda t: (int(t[0]), int(t[1]))):
+            g = {p[0]: v for p, v in nl.items() if (p[1], p[2]) == (r, d)}
+            print(f"| {r} | {d} | {us(g['compiled']['per_node'])} | {us(g['highs']['per_node'])} | "
+                  f"{g['highs']['per_node'] / g['compiled']['per_node']:,.0f}× |")
+
 
 if __name__ == "__main__":
     main(sys.argv[1] if len(sys.argv) > 1 else "bench.json")
