@@ -83,7 +83,7 @@ def _pivot(T, rhs, basis, row, col):
 
 
 @jit
-def _basic_values(T, rhs, basis, where, x, lo, hi):
+def _basic_values(T, rhs, basis, where, x):
     """``x_B = B^{-1} beta - sum_{j nonbasic} (B^{-1} a_j) x_j`` (recomputed: no drift)."""
     r, n = T.shape
     for k in range(r):
@@ -146,7 +146,7 @@ def _simplex(T, rhs, basis, where, x, lo, hi, c, max_pivots):
         where[enter] = 0
         where[out] = leave_to
         x[out] = lo[out] if leave_to < 0 else hi[out]
-        _basic_values(T, rhs, basis, where, x, lo, hi)
+        _basic_values(T, rhs, basis, where, x)
     return False
 
 
@@ -208,7 +208,7 @@ def _phase1(V, beta, lo, hi):
         bhi[d + k] = 0.0
         if where[d + k] != 0:
             x[d + k] = 0.0
-    _basic_values(T, rhs, basis, where, x, blo, bhi)
+    _basic_values(T, rhs, basis, where, x)
     return RANGES_OK, T, rhs, basis, where, x, blo, bhi
 
 

@@ -109,8 +109,7 @@ def _probe_extras(problem: BoxSlice, method: str, on_inconsistent: str, options:
     """The method's per-row extras (name, dtype, trailing shape), found on a synthetic row of
     the problem (b = A m, the box midpoint's right-hand side): no user row is read."""
     b = problem.A @ (0.5 * (problem.lo + problem.hi))
-    opts = {k: v for k, v in options.items() if not (k == "anchor" and np.ndim(v) == 2)}
-    res = problem.centers(b[None, :], method, on_inconsistent=on_inconsistent, **opts)
+    res = problem.centers(b[None, :], method, on_inconsistent=on_inconsistent, **options)
     keys = []
     for key, val in res.extras.items():
         arr = np.asarray(val)

@@ -249,11 +249,7 @@ class _Core:
 
     def _lp_feasible(self, beta):
         """Is ``{x : Vr x = beta, lo <= x <= hi}`` nonempty? (HiGHS LP)"""
-        lo = self.lo - self.box_tol
-        hi = self.hi + self.box_tol
-        res = linprog(np.zeros(self.d), A_eq=self.Vr, b_eq=beta,
-                      bounds=list(zip(lo, hi)), method="highs")
-        return res.status == 0
+        return self._lp_point(beta) is not None
 
 
 class BoxSlice:

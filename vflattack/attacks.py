@@ -143,7 +143,14 @@ class AttackResult:
 
 
 def default_estimator(model: VFLModel) -> str:
-    """The seeds' estimator: ``ls`` when rank(A) = d (it is then exact), else ``half_star``."""
+    """The seeds' estimator: ``ls`` when rank(A) = d (it is then exact), else ``half_star``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> default_estimator(VFLModel(np.zeros((3, 1)), np.eye(3)[:, :2], np.zeros(3)))   # rank 2 = d
+    'ls'
+    """
     return "ls" if model.box_slice.rank == model.n_passive else "half_star"
 
 

@@ -150,6 +150,18 @@ def audit_log(model: VFLModel, log: Any, out: Any, *, passive_log: Any = None,
     ``passive_log`` the MSE per feature is computed on the rows joined on ``id``; the
     ``mean`` baseline and the prior-aware attacks need ``prior``. ``client``: a
     ``dask.distributed.Client`` (default: the active Dask scheduler).
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, pathlib, vflattack as va
+    >>> rng = np.random.default_rng(0)
+    >>> model = va.VFLModel(rng.standard_normal((3, 1)), rng.standard_normal((3, 2)), np.zeros(3))
+    >>> Y, X = rng.random((40, 1)), rng.random((40, 2))
+    >>> tmp = pathlib.Path(tempfile.mkdtemp())
+    >>> preds, passive = write_log(model, Y, X, tmp / "logs", partitions=2)
+    >>> rep = audit_log(model, preds, tmp / "report", passive_log=passive, methods=("ls",))
+    >>> rep.records[0]["rows_scored"], rep.records[0]["mse"] < 1e-20    # rank A = d: exact
+    (40, True)
     """
     dask, dd, _ = _dask()
     if not isinstance(model, VFLModel):
@@ -185,7 +197,7 @@ def audit_log(model: VFLModel, log: Any, out: Any, *, passive_log: Any = None,
                                                            str(parts_dir / f"part.{i:05d}.parquet"), passive_cols)
                  for i, part in enumerate(df.to_delayed())]
         summaries = _run(tasks, client, progress)
-        report = _report(summaries, methods, model, log, passive_log, len(tasks), tmp)
+        report = _report(summaries, methods, model, log, passive_log, len(tasks))
         report.config["skipped_without_prior"] = dropped
         report.write_into(tmp)
     return report
@@ -202,7 +214,12 @@ def _run(tasks, client, progress):
         except (ImportError, ValueError):
             client = None
     if client is None:
-        return list(dask.compute(*tasks))
+        import warnings
+
+        with warnings.catch_warnings():  # dask's Parquet reader trips pandas deprecations the user cannot act on
+            warnings.simplefilter("ignore", DeprecationWarning)
+            warnings.simplefilter("ignore", FutureWarning)
+            return list(dask.compute(*tasks))
     from distributed import as_completed
     from tqdm.auto import tqdm
 
@@ -213,7 +230,7 @@ def _run(tasks, client, progress):
     return client.gather(futures)
 
 
-def _report(summaries, methods, model, log, passive_log, n_parts, tmp) -> LogAuditReport:
+def _report(summaries, methods, model, log, passive_log, n_parts) -> LogAuditReport:
     rows = sum(s["rows"] for s in summaries)
     records = []
     for m in methods:

@@ -41,7 +41,19 @@ class Exposure:
 
 
 def exposure(model: VFLModel, B: np.ndarray, valid: np.ndarray) -> Exposure:
-    """Minimax radii and feature ranges of the rows ``B[valid]`` of ``A x = b'`` (A = J W_pas)."""
+    """Minimax radii and feature ranges of the rows ``B[valid]`` of ``A x = b'`` (A = J W_pas).
+
+    ``radius_upper`` is r*/sqrt(d) (exact where enumeration is cheap, else rcc1's bound);
+    ``radius_lower`` is the larger of exact's dual bound and ``max_i (u_i - l_i) / 2``.
+
+    Examples
+    --------
+    >>> import numpy as np, vflattack as va
+    >>> m = va.VFLModel(np.zeros((2, 0)), np.array([[0.0, 0.0], [1.0, 1.0]]), np.zeros(2))
+    >>> e = exposure(m, np.array([[1.0], [0.2]]), np.array([True, True]))   # x1 + x2 = b'
+    >>> (e.radius_upper * np.sqrt(2)).round(4).tolist(), e.lower.round(4).tolist()
+    ([0.7071, 0.1414], [[0.0, 0.0], [0.0, 0.0]])
+    """
     N, d = B.shape[0], model.n_passive
     sl = model.box_slice
     up, low = np.full(N, np.nan), np.full(N, np.nan)
