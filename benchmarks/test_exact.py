@@ -19,7 +19,7 @@ from reference import brute_vertices, meb_socp  # noqa: E402
 def test_exact_chebcenter(benchmark, d, m):
     A, X, B = planted(d, m, 3)
     P = cc.BoxSlice(A)
-    res = benchmark.pedantic(P.centers, args=(B, "exact"), rounds=2, iterations=1)
+    res = benchmark.pedantic(P.centers, args=(B, "exact"), kwargs={"algorithm": "enumerate"}, rounds=2, iterations=1)
     benchmark.extra_info.update(per_row=benchmark.stats.stats.mean / 3, n=3,
                                 n_vertices=res.extras["n_vertices"].tolist(),
                                 gap=float(np.max(res.radii - res.extras["radius_lower"])))

@@ -53,24 +53,32 @@ def test_auto_options_are_validated_by_name():
         P.center([1.0], method="auto", solver="mosek")
 
 
-def test_rank_one_from_d14_uses_the_cheaper_branch_and_bound():
-    """auto and exact's own "auto" pick the branch and bound where it beats enumeration
-    (rank 1, d >= 14); the radius agrees with enumeration's to the certified gap 1e-6."""
+def test_rank_one_switches_to_the_branch_and_bound_where_enumeration_would_not_do():
+    """auto picks the branch and bound for rank 1 where its vertex limit (2e4) would likely
+    be passed (d >= 14); exact's own "auto" (limit 2e5) where the branch and bound is
+    faster than the edge walk (d >= 17). The radii agree with enumeration's to the
+    certified gap 1e-6."""
     rng = np.random.default_rng(9)
-    A = rng.standard_normal((1, 16))
-    B = rng.random((3, 16)) @ A.T
-    P = cc.BoxSlice(A)
-    enum = P.centers(B, "exact", algorithm="enumerate")
-    au = P.centers(B, "auto")
-    ex = P.centers(B, "exact")
-    assert list(au.extras["method"]) == ["exact"] * 3
-    assert "bnb_nodes" in ex.extras and "n_vertices" in enum.extras
-    for r in (au, ex):
-        assert r.counts() == {"OPTIMAL": 3}
-        np.testing.assert_allclose(r.radii, enum.radii, rtol=2e-6)
-        assert np.all(r.extras["radius_lower"] <= r.radii)
-        assert np.all(r.radii - r.extras["radius_lower"] <= 1e-6 * r.radii + 1e-12)
+    A = rng.standard_normal((1, 17))
+    for d, rows in ((16, 3), (17, 1)):
+        Ad = A[:, :d]
+        B = rng.random((rows, d)) @ Ad.T
+        P = cc.BoxSlice(Ad)
+        enum = P.centers(B, "exact", algorithm="enumerate")
+        au = P.centers(B, "auto")
+        ex = P.centers(B, "exact")
+        assert list(au.extras["method"]) == ["exact"] * rows
+        assert "n_vertices" in enum.extras and enum.counts() == {"OPTIMAL": rows}
+        assert ("bnb_nodes" in ex.extras) == (d >= 17)
+        for r in (au, ex):
+            assert r.counts() == {"OPTIMAL": rows}
+            np.testing.assert_allclose(r.radii, enum.radii, rtol=2e-6)
+            assert np.all(r.extras["radius_lower"] <= r.radii)
+            assert np.all(r.radii - r.extras["radius_lower"] <= 1e-6 * r.radii + 1e-12)
     with_vertices = P.centers(B, "exact", return_vertices=True)      # vertices need the enumeration
     assert "n_vertices" in with_vertices.extras
     small = cc.BoxSlice(A[:, :12]).centers(rng.random((2, 12)) @ A[:, :12].T, "exact")
     assert "n_vertices" in small.extras                               # d < 14: enumeration
+    for d in (12, 13):                                                # auto: below its vertex limit
+        au = cc.BoxSlice(A[:, :d]).centers(rng.random((1, d)) @ A[:, :d].T, "auto")
+        assert "bnb_nodes" not in au.extras and au.extras["method"][0] == "exact"

@@ -10,7 +10,8 @@ from strategies import instances, scaled
 from tolerances import TOL
 
 import chebcenter as cc
-from chebcenter._exact_kernels import min_enclosing_ball
+from chebcenter._exact_kernels import PIVOT_OK, PIVOT_TOO_MANY, PIVOT_UNSURE, min_enclosing_ball, pivot_vertices
+from chebcenter._ranges_kernel import lp_max
 from chebcenter.methods.exact import candidate_count, slice_vertices
 
 
@@ -28,6 +29,66 @@ def test_vertices_match_brute_force(inst):
     b = A @ x
     V = slice_vertices(P, P.A_pinv @ b, 10**6)
     _same_set(V, brute_vertices(A, b, lo, hi), TOL["vertex"])
+
+
+@settings(max_examples=scaled(40))
+@given(instances(max_d=9, min_p=1))
+def test_edge_walk_matches_the_basis_enumeration(inst):
+    """The edge walk (default) and the basis-by-basis enumeration list the same vertices,
+    including on slices with coordinates at bounds and rank-deficient A, where the walk
+    must notice a degenerate vertex and hand over."""
+    A, lo, hi, x = inst
+    P = cc.BoxSlice(A, lo, hi)
+    q = P.A_pinv @ (A @ x)
+    _same_set(slice_vertices(P, q, 10**6), slice_vertices(P, q, 10**6, walk=False), TOL["vertex"])
+
+
+def _walk(P, q, capacity=10**6, x0=None):
+    beta = P.Vr @ q
+    if x0 is None:
+        x0 = np.empty(P.d)
+        assert lp_max(P.Vr, beta, P.lo, P.hi, np.sin(1.0 + 2.718281828 * np.arange(P.d)), x0) == 0
+    return pivot_vertices(P.Vr, beta, P.lo, P.hi, x0, capacity, 100 * P.box_tol, 1e-9)
+
+
+@pytest.mark.parametrize("d,r", [(10, 1), (10, 3), (12, 5), (9, 8), (14, 2)])
+def test_edge_walk_lists_each_vertex_of_a_generic_slice_once(d, r):
+    """On a generic slice the walk itself answers (no hand-over), each vertex once, and
+    the set is the enumeration's."""
+    rng = np.random.default_rng(d * 10 + r)
+    A = rng.standard_normal((r, d))
+    lo = -rng.random(d)
+    hi = 1.0 + rng.random(d)
+    P = cc.BoxSlice(A, lo, hi)
+    q = P.A_pinv @ (A @ (lo + (hi - lo) * rng.random(d)))
+    V, count, code = _walk(P, q)
+    assert code == PIVOT_OK
+    V = V[:count]
+    ref = slice_vertices(P, q, 10**6, walk=False)
+    assert count == ref.shape[0] > 1
+    _same_set(V, ref, TOL["vertex"])
+    assert np.unique(np.round(V, 9), axis=0).shape[0] == count
+    assert np.abs(V @ A.T - A @ q).max() <= 1e-9 * (1 + np.abs(A @ q).max())
+
+
+def test_edge_walk_hands_over_at_a_degenerate_vertex_and_past_its_capacity():
+    """x1 + x2 + x3 + 2 x4 = 2 on [0, 1]^4: (1, 1, 0, 0) is a vertex with every coordinate
+    at a bound (degenerate). From the simple vertex (1, 0, 0, 0.5) the walk reaches it and
+    must stop UNSURE (the enumeration then answers); with room for 2 vertices it stops
+    TOO_MANY, and slice_vertices answers None like the enumeration."""
+    A = np.array([[1.0, 1.0, 1.0, 2.0]])
+    P = cc.BoxSlice(A)
+    q = P.A_pinv @ np.array([2.0])
+    _, _, code = _walk(P, q, x0=np.array([1.0, 0.0, 0.0, 0.5]))
+    assert code == PIVOT_UNSURE
+    V = slice_vertices(P, q, 10**6)
+    assert any(np.allclose(v, [1, 1, 0, 0]) for v in V)
+    _same_set(V, brute_vertices(A, np.array([2.0]), np.zeros(4), np.ones(4)), TOL["vertex"])
+    P2 = cc.BoxSlice(np.array([[1.0, 2.0, 3.0, 4.0, 5.0]]))
+    q2 = P2.A_pinv @ np.array([7.3])
+    assert _walk(P2, q2, capacity=2)[2] == PIVOT_TOO_MANY
+    assert slice_vertices(P2, q2, 2) is None
+    assert slice_vertices(P2, q2, 10**6).shape[0] > 2
 
 
 @settings(max_examples=scaled(20))

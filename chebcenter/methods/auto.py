@@ -5,8 +5,8 @@ dual lower bound) when the enumeration work ``C(d, r) 2^(d-r)`` is at most
 ``max_candidates`` (default 2e6: well under a second per row on a laptop, see
 ``benchmarks/test_exact.py``) and the slice has at most ``max_vertices`` vertices; every
 other row gets the RCC1 relaxation (certified by ``sqrt(eta)``), which costs milliseconds
-at any d met in practice. Where it is cheaper than the enumeration (rank 1, d >= 14) the
-exact center comes from the compiled branch and bound instead (certified to ``gap_tol`` =
+at any d met in practice. Where the enumeration would likely pass the default vertex
+limit (rank 1, d >= 14) the exact center comes from the compiled branch and bound instead (certified to ``gap_tol`` =
 1e-6 relative); past the enumeration's budget it is not used: seconds per row, and
 batches are the normal case. ``extras["method"]`` says which estimator each row got; both
 lie in S_F and both radii are rigorous upper bounds on the worst-case error (the exact one
@@ -26,6 +26,10 @@ from .exact import candidate_count, exact, prefer_bnb
 from .relax import RCC1, rcc1
 
 __all__ = ["AUTO"]
+
+#: rank 1 from this d: a central slice has about 0.32 sqrt(d) 2^d vertices (20 000 at d = 14),
+#: past auto's default limit of 2e4, so the branch and bound answers instead
+AUTO_BNB_FROM_D = 14
 
 
 def _subset(ctx: Context, idx: np.ndarray, options) -> Context:
@@ -48,11 +52,12 @@ def auto(ctx: Context) -> MethodOutput:
     lower = np.full(n, np.nan)   # exact's certified lower bound on its rows
     todo = np.arange(n)
     if candidate_count(prob.d, prob.rank) <= opts["max_candidates"]:
-        # where it is cheaper (rank 1, d >= 14) the certified branch and bound replaces the enumeration
+        # rank 1 from d = 14, where the enumeration would likely pass the default vertex limit
+        # (2e4): the certified branch and bound replaces it
         ex = exact(_subset(ctx, todo, {"max_vertices": opts["max_vertices"],
                                        "max_candidates": opts["max_candidates"],
                                        "return_vertices": False,
-                                       "algorithm": "bnb" if prefer_bnb(prob.d, prob.rank) else "enumerate",
+                                       "algorithm": "bnb" if prefer_bnb(prob.d, prob.rank, AUTO_BNB_FROM_D) else "enumerate",
                                        "gap_tol": 1e-6, "max_nodes": 5_000_000}))
         done = ex.codes != Status.TOO_LARGE
         centers[done], radii[done], codes[done] = ex.centers[done], ex.radii[done], ex.codes[done]

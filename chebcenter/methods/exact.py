@@ -1,9 +1,11 @@
 """``exact``: the Chebyshev center of S_F as the minimum enclosing ball of its vertices.
 
 1. Vertices: every basic feasible solution of ``{Vr x = Vr q, lo <= x <= hi}``
-   (a vertex has at most r = rank(A) coordinates strictly inside the bounds),
-   enumerated per basis in Gray-code order by a compiled kernel, then
-   de-duplicated (degenerate vertices come from several bases).
+   (a vertex has at most r = rank(A) coordinates strictly inside the bounds), listed by
+   a compiled walk over the edges of S_F from an LP vertex (docs/theory.md §1.4); where
+   the walk meets a degenerate vertex, by the compiled enumeration of every basis and
+   its bound patterns instead, then de-duplicated (degenerate vertices come from several
+   bases).
 2. Minimum enclosing ball of the vertices in u-space (``u = W^T (x - q)``,
    distances are preserved) by the Fischer-Gartner-Kutz walking algorithm,
    which stops when the center lies in the convex hull of its support.
@@ -36,7 +38,8 @@ import math
 import numpy as np
 
 from .._bnb import bnb_center
-from .._exact_kernels import certified_ball, distinct_rows, enumerate_vertices
+from .._exact_kernels import PIVOT_OK, PIVOT_TOO_MANY, certified_ball, distinct_rows, enumerate_vertices, pivot_vertices
+from .._ranges_kernel import RANGES_OK, lp_max
 from .._validate import as_bool, as_positive_float, as_positive_int, check_choice
 from ..results import Status
 from ._types import Context, MethodOutput, MethodSpec
@@ -49,20 +52,42 @@ def candidate_count(d: int, r: int) -> int:
     return math.comb(d, r) * 2 ** (d - r)
 
 
-#: rank 1 and d at least this: the compiled branch and bound is cheaper than enumeration
-#: (measured per row: d = 12 7.8 vs 6.9 ms, d = 14 15 vs 38 ms, d = 16 84 vs 211 ms)
-BNB_FROM_D = 14
+#: rank 1 and d at least this: the compiled branch and bound is cheaper than listing the
+#: vertices by the edge walk (measured per row, rank 1: d = 14 28 vs 25 ms, d = 16 167 vs
+#: 133 ms, d = 18 0.61 vs 1.65 s; before the walk the crossover was d = 14)
+BNB_FROM_D = 17
 
 
-def prefer_bnb(d: int, rank: int) -> bool:
-    """Whether the branch and bound beats vertex enumeration for this size (rank 1 only:
-    its node LP is the compiled knapsack; at higher rank the search is still Python)."""
-    return rank == 1 and d >= BNB_FROM_D
+def prefer_bnb(d: int, rank: int, from_d: int = BNB_FROM_D) -> bool:
+    """Whether the branch and bound replaces the enumeration: rank 1 (its node LP is the
+    compiled knapsack) and ``d >= from_d`` (``auto`` passes 14, where a rank-1 slice
+    typically has more vertices, about ``0.32 sqrt(d) 2^d``, than its limit of 2e4)."""
+    return rank == 1 and d >= from_d
 
 
-def slice_vertices(problem, q, capacity):
-    """Distinct vertices of S_F for ``q = A^+ b`` (rows), or None past ``capacity``."""
+def _start_direction(d):
+    """A fixed generic objective for the walk's starting LP vertex (no symmetry with the box)."""
+    return np.sin(1.0 + 2.718281828 * np.arange(d))
+
+
+def slice_vertices(problem, q, capacity, walk=True):
+    """Distinct vertices of S_F for ``q = A^+ b`` (rows), or None past ``capacity``.
+
+    First the edge walk (:func:`chebcenter._exact_kernels.pivot_vertices`) from an LP
+    vertex: it lists each vertex once and is complete whenever every vertex is simple.
+    Where it cannot prove that (a degenerate vertex, a nearly singular basis, d > 31),
+    the basis-by-basis enumeration, which needs no such assumption. ``walk=False``
+    forces the enumeration (the tests compare the two)."""
     beta = problem.Vr @ q
+    if walk and 0 < problem.rank < problem.d:
+        x0 = np.empty(problem.d)
+        if lp_max(problem.Vr, beta, problem.lo, problem.hi, _start_direction(problem.d), x0) == RANGES_OK:
+            V, count, code = pivot_vertices(problem.Vr, beta, problem.lo, problem.hi, x0, capacity,
+                                            100.0 * problem.box_tol, 1e-9)
+            if code == PIVOT_OK:
+                return V[:count]
+            if code == PIVOT_TOO_MANY:
+                return None
     V, count = enumerate_vertices(problem.Vr, beta, problem.lo, problem.hi, capacity,
                                   problem.box_tol, 1e-10)
     if count < 0:
