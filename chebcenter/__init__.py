@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from . import theory
 from ._errors import ChebcenterError, InvalidInputError, MissingBackendError
+from ._warmup import start_background as _start_background
+from ._warmup import warmup
 from .methods import METHODS
 from .problem import BoxSlice, chebyshev_center
 from .ranges import FeatureRanges
@@ -32,4 +34,9 @@ __all__ = [
     "Status",
     "chebyshev_center",
     "theory",
+    "warmup",
 ]
+
+# a fresh install: compile the kernels on the other core while this process starts working
+# (chebcenter._warmup; CHEBCENTER_WARMUP=0 turns it off)
+_start_background()

@@ -31,6 +31,7 @@ from scipy.optimize import linprog
 
 from ._exact_kernels import certified_ball
 from ._jit import jit
+from ._kernels import argsort_stable
 from ._ranges_kernel import RANGES_EMPTY, RANGES_OK, lp_max
 
 __all__ = ["bnb_center"]
@@ -60,10 +61,10 @@ def knapsack_lp(g, a, beta, l, u, x):
     tol = 1e-12 * (abs(beta) + span + 1.0)
     if beta < total - tol or beta > total + span + tol:
         return -2
-    ratio = np.empty(d)
+    key = np.empty(d)  # decreasing g_i / a_i, coordinates with a_i = 0 last
     for i in range(d):
-        ratio[i] = g[i] / a[i] if a[i] != 0.0 else -np.inf
-    order = np.argsort(-ratio)
+        key[i] = -g[i] / a[i] if a[i] != 0.0 else np.inf
+    order = argsort_stable(key)
     need = beta - total
     for k in range(d):
         i = order[k]

@@ -17,12 +17,18 @@ gelsd's cost on the many small well-posed subproblems.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ._jit import jit
 from ._kernels import forward_substitute
 
-__all__ = ["bvls_rows"]
+__all__ = ["NEEDS_GELSD", "bvls_rows"]
+
+#: status of a row whose subproblem was too close to rank deficient for the SVD route:
+#: re-run it with ``gelsd=True``
+NEEDS_GELSD = -2
 
 _EPS = np.finfo(np.float64).eps
 
@@ -39,7 +45,7 @@ def _kkt(g, on_bound):
 
 
 @jit
-def _free_lstsq(A, b, x, on_bound, idx):
+def _free_lstsq(A, b, x, on_bound, idx, gelsd):
     """``lstsq(A[:, idx], b - A (x * active), rcond=None)`` for the free columns ``idx``."""
     m, n = A.shape
     if idx.size == 0:  # NumPy returns an empty solution; LAPACK refuses empty arrays
@@ -51,11 +57,103 @@ def _free_lstsq(A, b, x, on_bound, idx):
     b_free = b - A @ xa
     A_free = np.empty((m, idx.size))
     for k in range(idx.size):
-        A_free[:, k] = A[:, idx[k]]
+        for i in range(m):
+            A_free[i, k] = A[i, idx[k]]
     z = _min_norm_qr(A_free, b_free)
     if z.size == 0:  # rank-deficient or nearly so: LAPACK gelsd with NumPy's cut-off, as SciPy
         rcond = _EPS * max(m, idx.size)
-        z = np.linalg.lstsq(A_free, b_free, rcond=rcond)[0]
+        z = _lstsq(A_free, b_free, rcond, gelsd)
+    return z
+
+
+@jit
+def _lstsq(A, b, rcond, gelsd):
+    """gelsd's minimum-norm least squares. ``gelsd=None`` compiles without LAPACK's
+    ``np.linalg.lstsq`` (numba prunes the branch: its wrapper cost about 5 s of a fresh
+    install's first ``cls`` call) and uses :func:`_svd_lstsq`, which agrees with gelsd to
+    rounding when every singular value is well clear of the cut-off, and otherwise returns
+    NaN: the row is then re-run with ``gelsd=True``, whose decisions are LAPACK's own."""
+    if gelsd is None:
+        return _svd_lstsq(A, b, rcond)
+    return np.linalg.lstsq(A, b, rcond=rcond)[0]
+
+
+@jit
+def _svd_lstsq(A, b, rcond):
+    """``A^+ b`` by a one-sided Jacobi SVD (Hestenes) of the narrower orientation ``Bm`` (A, or
+    A^T when A is wide): plane rotations ``Bm V`` until every pair of columns is orthogonal to
+    working precision, then ``Bm = U S`` column by column. Only when every singular value
+    exceeds ``1e-8 s_max`` (far above any rank cut-off ``rcond s_max``, so gelsd keeps them all
+    and the two solutions differ by rounding); else all NaN."""
+    m, n = A.shape
+    z = np.zeros(n)
+    if m == 0 or n == 0:
+        return z
+    tall = m >= n
+    rows, cols = (m, n) if tall else (n, m)
+    Bm = np.empty((rows, cols))
+    for i in range(rows):
+        for j in range(cols):
+            Bm[i, j] = A[i, j] if tall else A[j, i]
+    V = np.zeros((cols, cols))
+    for j in range(cols):
+        V[j, j] = 1.0
+    for _ in range(60):
+        rotated = False
+        for j in range(cols - 1):
+            for k in range(j + 1, cols):
+                a = 0.0
+                c = 0.0
+                g = 0.0
+                for i in range(rows):
+                    a += Bm[i, j] * Bm[i, j]
+                    c += Bm[i, k] * Bm[i, k]
+                    g += Bm[i, j] * Bm[i, k]
+                if g == 0.0 or abs(g) <= _EPS * np.sqrt(a * c):
+                    continue
+                rotated = True
+                zeta = (c - a) / (2.0 * g)
+                t = (1.0 if zeta >= 0.0 else -1.0) / (abs(zeta) + np.sqrt(1.0 + zeta * zeta))
+                cs = 1.0 / np.sqrt(1.0 + t * t)
+                sn = cs * t
+                for i in range(rows):
+                    u, w = Bm[i, j], Bm[i, k]
+                    Bm[i, j] = cs * u - sn * w
+                    Bm[i, k] = sn * u + cs * w
+                for i in range(cols):
+                    u, w = V[i, j], V[i, k]
+                    V[i, j] = cs * u - sn * w
+                    V[i, k] = sn * u + cs * w
+        if not rotated:
+            break
+    sig = np.empty(cols)
+    smax = 0.0
+    smin = np.inf
+    for j in range(cols):
+        a = 0.0
+        for i in range(rows):
+            a += Bm[i, j] * Bm[i, j]
+        sig[j] = np.sqrt(a)
+        smax = max(smax, sig[j])
+        smin = min(smin, sig[j])
+    if not (smin > 1e-8 * smax and smin > max(rcond, _EPS) * smax):
+        z[:] = np.nan
+        return z
+    for j in range(cols):
+        w2 = sig[j] * sig[j]
+        coef = 0.0
+        if tall:    # A V = U S:  A^+ b = sum_j V[:, j] (Bm[:, j] . b) / s_j^2
+            for i in range(rows):
+                coef += Bm[i, j] * b[i]
+            coef /= w2
+            for i in range(cols):
+                z[i] += coef * V[i, j]
+        else:       # A^T V = U S, A = V S U^T:  A^+ b = sum_j Bm[:, j] (V[:, j] . b) / s_j^2
+            for i in range(cols):
+                coef += V[i, j] * b[i]
+            coef /= w2
+            for i in range(rows):
+                z[i] += coef * Bm[i, j]
     return z
 
 
@@ -113,20 +211,22 @@ def _min_norm_qr(A, b):
 
 
 @jit
-def _bvls_one(A, b, lb, ub, tol, x):
+def _bvls_one(A, b, lb, ub, tol, x, gelsd):
     """One problem; writes ``x`` and returns ``(nit, status)`` as SciPy reports them."""
     m, n = A.shape
     x_lsq = _min_norm_qr(A, b)
     if x_lsq.size == 0:
-        x_lsq = np.linalg.lstsq(A, b, rcond=-1.0)[0]
+        x_lsq = _lstsq(A, b, -1.0, gelsd)
+        if x_lsq.size > 0 and math.isnan(x_lsq[0]):
+            return 0, NEEDS_GELSD
     inside = True
     for i in range(n):
         if not (x_lsq[i] >= lb[i] and x_lsq[i] <= ub[i]):
             inside = False
+    for i in range(n):
+        x[i] = x_lsq[i]
     if inside:
-        x[:] = x_lsq
         return 0, 3
-    x[:] = x_lsq
     on_bound = np.zeros(n)
     for i in range(n):
         if x[i] <= lb[i]:
@@ -149,7 +249,9 @@ def _bvls_one(A, b, lb, ub, tol, x):
     while nfree > 0:  # initialisation: pin the violators until the free solution is feasible
         iteration += 1
         idx = free[:nfree].copy()
-        z = _free_lstsq(A, b, x, on_bound, idx)
+        z = _free_lstsq(A, b, x, on_bound, idx, gelsd)
+        if z.size > 0 and math.isnan(z[0]):
+            return iteration, NEEDS_GELSD
         keep = 0
         for k in range(nfree):
             i = idx[k]
@@ -188,7 +290,9 @@ def _bvls_one(A, b, lb, ub, tol, x):
                     free[nf] = i
                     nf += 1
             idx = free[:nf].copy()
-            z = _free_lstsq(A, b, x, on_bound, idx)
+            z = _free_lstsq(A, b, x, on_bound, idx, gelsd)
+            if z.size > 0 and math.isnan(z[0]):
+                return it + 1, NEEDS_GELSD
             # violators: first those below lb, then those above ub (SciPy's hstack order)
             best = np.inf
             best_k = -1
@@ -227,12 +331,12 @@ def _bvls_one(A, b, lb, ub, tol, x):
 
 
 @jit
-def bvls_rows(A, B, lb, ub, tol, X, nit, status):
+def bvls_rows(A, B, lb, ub, tol, X, nit, status, gelsd=None):
     """:func:`_bvls_one` for every row of ``B`` (blocks of rows run on all cores through
     :func:`chebcenter._parallel.row_blocks`); writes ``X[n]``, the
     iteration count and SciPy's status code (0 max iterations, 1 first-order optimality,
     2 cost change below tol, 3 unconstrained solution in the box)."""
     for n in range(B.shape[0]):
-        its, code = _bvls_one(A, B[n], lb, ub, tol, X[n])
+        its, code = _bvls_one(A, B[n], lb, ub, tol, X[n], gelsd)
         nit[n] = its
         status[n] = code

@@ -28,7 +28,7 @@ import math
 import numpy as np
 
 from ._jit import jit
-from ._kernels import cholesky_solve
+from ._kernels import argsort_stable, cholesky_solve
 
 __all__ = ["PIVOT_OK", "PIVOT_TOO_MANY", "PIVOT_UNSURE", "certified_ball", "enumerate_vertices", "min_enclosing_ball",
            "pivot_vertices"]
@@ -131,7 +131,7 @@ def enumerate_vertices(Vr, beta, lo, hi, capacity, feas_tol, pivot_tol):
                 for a in range(r):
                     m_ = max(m_, abs(G[a, jj]))
                 influence[jj] = -m_ * (hi[nonbasic[jj]] - lo[nonbasic[jj]])
-            order = np.argsort(influence) if r >= 2 else np.arange(p)
+            order = argsort_stable(influence) if r >= 2 else np.arange(p)
             for jj in range(p):
                 nb_sorted[jj] = nonbasic[order[jj]]
                 for a in range(r):
@@ -244,7 +244,9 @@ def _grow(table):
 def _longer(a, n):
     """The 2-D array ``a`` with room for ``n`` rows (its rows copied)."""
     out = np.empty((n, a.shape[1]), dtype=a.dtype)
-    out[:a.shape[0]] = a
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            out[i, j] = a[i, j]
     return out
 
 

@@ -20,6 +20,7 @@ PROJECTED, EMPTY, UNDECIDED = 0, 1, 2
 
 __all__ = [
     "EMPTY",
+    "argsort_stable",
     "PROJECTED",
     "UNDECIDED",
     "ball_radii",
@@ -132,6 +133,45 @@ def _dual_value(c, Vr, beta, lo, hi, lam, y, x):
             s += Vr[k, i] * x[i]
         g -= lam[k] * s
     return g
+
+
+@jit
+def argsort_stable(key):
+    """Indices that sort ``key`` ascending, ties in index order (bottom-up merge sort).
+
+    Written out rather than ``np.argsort``, whose compiled introsort cost 3.5 s of every
+    fresh install's first branch-and-bound call; this one compiles in a fraction of that."""
+    n = key.size
+    idx = np.empty(n, dtype=np.int64)
+    tmp = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        idx[i] = i
+    width = 1
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            i, j, k = lo, mid, lo
+            while i < mid and j < hi:
+                if key[idx[j]] < key[idx[i]]:
+                    tmp[k] = idx[j]
+                    j += 1
+                else:
+                    tmp[k] = idx[i]
+                    i += 1
+                k += 1
+            while i < mid:
+                tmp[k] = idx[i]
+                i += 1
+                k += 1
+            while j < hi:
+                tmp[k] = idx[j]
+                j += 1
+                k += 1
+        for i in range(n):
+            idx[i] = tmp[i]
+        width *= 2
+    return idx
 
 
 @jit

@@ -110,7 +110,10 @@ def _project_one(P, V, beta, lo, hi, a, x, maxit, tol):
                 viol = -mu if where[j] < 0 else mu  # at lo: mu >= 0; at hi: mu <= 0
                 if viol > worst:
                     worst, release = viol, j
-            if release < 0 or worst <= tol * (1.0 + np.abs(g).max()):
+            gmax = 0.0
+            for i in range(g.size):
+                gmax = max(gmax, abs(g[i]))
+            if release < 0 or worst <= tol * (1.0 + gmax):
                 return it + 1, QP_OPTIMAL
             where[release] = 0
             continue

@@ -190,7 +190,10 @@ def _phase1(V, beta, lo, hi):
     infeas = 0.0
     for k in range(r):
         infeas += x[d + k]
-    if infeas > _FEAS_TOL * (1.0 + np.abs(beta).max()):
+    bmax = 0.0
+    for k in range(r):
+        bmax = max(bmax, abs(beta[k]))
+    if infeas > _FEAS_TOL * (1.0 + bmax):
         return RANGES_EMPTY, T, rhs, basis, where, x, blo, bhi
     for k in range(r):  # artificials leave the basis (degenerate pivots) and are fixed at 0
         if basis[k] >= d:
@@ -247,7 +250,8 @@ def lp_max(V, beta, lo, hi, g, out):
         return status
     n = d + r
     c = np.zeros(n)
-    c[:d] = g
+    for j in range(d):
+        c[j] = g[j]
     if not _simplex(T, rhs, basis, where, x, blo, bhi, c, 50 * n):
         return RANGES_FAILED
     for j in range(d):

@@ -108,8 +108,11 @@ def _solve_one(W, c, t, alpha, mu, mu_min, maxit, mu_factor, centering):
         Wy = W @ y
         s = c - Wy
         grad = 2.0 * c * Wy - Wy * Wy - t
-        H = 2.0 * np.outer(s, s) * K + mu * K1 * K1
+        H = np.empty((d, d))
         for i in range(d):
+            si2 = 2.0 * s[i]
+            for j in range(d):
+                H[i, j] = si2 * s[j] * K[i, j] + mu * K1[i, j] * K1[i, j]
             grad[i] -= mu * K1[i, i] + mu / alpha[i]
             H[i, i] += mu / (alpha[i] * alpha[i])
         rhs = -grad
@@ -136,10 +139,13 @@ def _solve_one(W, c, t, alpha, mu, mu_min, maxit, mu_factor, centering):
             tau *= 0.5
         if not accepted:  # no descent along the Newton direction: not on the central path
             return it + 1, NUMERICAL_FAILURE
-        alpha[:] = cand
-        L[:, :] = Lc
-        L1[:, :] = L1c
-        y[:] = yc
+        for i in range(d):
+            alpha[i] = cand[i]
+        for i in range(p):
+            y[i] = yc[i]
+            for j in range(p):
+                L[i, j] = Lc[i, j]
+                L1[i, j] = L1c[i, j]
         f0 = fc
     return maxit, MAX_ITERATIONS
 
@@ -157,8 +163,9 @@ def _regularised_solve(H, rhs, out, n):
         return True
     delta = 1e-14 * scale
     for _ in range(10):
-        Hc[:, :] = H
         for i in range(n):
+            for j in range(n):
+                Hc[i, j] = H[i, j]
             Hc[i, i] += delta
         if _finite_solve(Hc, rhs, out, n):
             return True
@@ -196,35 +203,31 @@ def rcc1_barrier_rows(W, C, T, Alpha, iterations, status, mu_min, maxit, chunk,
     re-solved cold (``alpha = 2``, ``mu = 1``) if that fails. The chunks do not depend on
     the number of threads, so neither does the result. ``chunk = 1``: every row cold."""
     n_rows = C.shape[0]
-    n_chunks = (n_rows + chunk - 1) // chunk
-    for ch in range(n_chunks):
-        _solve_chunk(W, C, T, Alpha, iterations, status, mu_min, maxit, mu_factor, centering,
-                     ch * chunk, min((ch + 1) * chunk, n_rows))
-
-
-@jit
-def _solve_chunk(W, C, T, Alpha, iterations, status, mu_min, maxit, mu_factor, centering, start, stop):
-    """Rows ``start:stop`` in order, each warm-started from the last converged one."""
     d = W.shape[0]
-    prev = np.full(d, 2.0)
+    prev = np.empty(d)
+    alpha = np.empty(d)
     warm = False
-    for n in range(start, stop):
+    for n in range(n_rows):
+        if n % chunk == 0:  # a new chunk starts cold (one loop: a separate chunk function
+            warm = False    # cost a second of compilation for nothing)
         its, code = 0, NUMERICAL_FAILURE
-        alpha = np.empty(d)
         if warm:
             for i in range(d):
                 alpha[i] = WARM_MIX * prev[i] + (1.0 - WARM_MIX) * 2.0
             its, code = _solve_one(W, C[n], T[n], alpha, WARM_MU, mu_min, maxit, mu_factor, centering)
         if code != CONVERGED:
-            alpha[:] = 2.0
+            for i in range(d):
+                alpha[i] = 2.0
             its2, code = _solve_one(W, C[n], T[n], alpha, 1.0, mu_min, maxit, mu_factor, centering)
             its += its2
-        Alpha[n] = alpha
+        for i in range(d):
+            Alpha[n, i] = alpha[i]
         iterations[n] = its
         status[n] = code
         warm = code == CONVERGED
         if warm:
-            prev[:] = alpha
+            for i in range(d):
+                prev[i] = alpha[i]
 
 
 @jit
@@ -391,7 +394,11 @@ def certify_rows(W, Q, mid, lo, hi, Alpha, X, Eta, reliable, delta):
             continue
         for i in range(d):
             alpha[i] = alpha[i] * f
-        X[n] = q - W @ y
+        for i in range(d):
+            s = q[i]
+            for k in range(p):
+                s -= W[i, k] * y[k]
+            X[n, i] = s
         Eta[n] = eta
         reliable[n] = good
 
@@ -423,7 +430,8 @@ def certify_quadratics(Qs, G, T, alpha, x):
     y = np.empty(n)
     f, eta, good = certified_value(M, v, at, s1, s2, k + n, y)
     if not math.isfinite(f):
-        x[:] = np.nan
+        for j in range(n):
+            x[j] = np.nan
         return np.nan, False
     for i in range(k):
         alpha[i] = alpha[i] * f

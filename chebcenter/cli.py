@@ -68,7 +68,17 @@ def main(argv=None) -> int:
     demo.add_argument("--n", type=int, default=50, help="batch size (default 50)")
     demo.add_argument("--seed", type=int, default=0)
     demo.add_argument("--methods", nargs="*", choices=METHODS, help="subset of methods")
+    warm = sub.add_parser("warmup", help="compile every kernel now (a fresh install compiles on first use)")
+    warm.add_argument("--quiet", action="store_true", help="print nothing")
     args = parser.parse_args(argv)
+    if args.command == "warmup":
+        from ._warmup import warmup
+
+        report = None if args.quiet else (lambda step, s: print(f"  {step:<13} {s:6.2f} s", flush=True))
+        total = warmup(progress=report)
+        if not args.quiet:
+            print(f"compiled in {total:.1f} s; later runs load the kernels from the cache")
+        return 0
     if args.d < 1 or args.m < 0 or args.n < 1:
         parser.error("--d and --n must be >= 1 and --m >= 0")
     return _demo(args)

@@ -112,3 +112,41 @@ def test_bvls_port_matches_scipy_on_inconsistent_systems(seed):
         assert status[k] == sol.status
         loop_b += sol.nit > 2
     assert loop_b > 0  # the main loops were exercised
+
+
+def test_svd_subproblem_matches_gelsd_where_safe_and_hands_over_where_not():
+    """The Jacobi-SVD least squares (compiled without LAPACK's lstsq) equals NumPy's gelsd to
+    rounding on safely full-rank matrices, tall and wide, and refuses (NaN) rank-deficient
+    ones, whose rows the batch re-runs with gelsd."""
+    from chebcenter._bvls_kernel import _svd_lstsq
+
+    rng = np.random.default_rng(5)
+    for m, n in [(1, 1), (1, 7), (3, 9), (6, 6), (9, 4), (12, 1)]:
+        for _ in range(20):
+            A = rng.standard_normal((m, n))
+            b = rng.standard_normal(m)
+            z = _svd_lstsq(A, b, -1.0)
+            ref = np.linalg.lstsq(A, b, rcond=-1)[0]
+            assert np.abs(z - ref).max() <= 1e-12 * (1 + np.abs(ref).max()) * np.linalg.cond(A)
+    A = rng.standard_normal((3, 8))
+    A = np.vstack([A, 2.5 * A[0]])
+    assert np.all(np.isnan(_svd_lstsq(A, rng.standard_normal(4), -1.0)))
+
+
+def test_rows_near_rank_deficient_subproblems_take_gelsd_and_only_those():
+    """Without gelsd (the default compile) a full-rank A never needs it; with a repeated row
+    every row does, and the batch result then equals SciPy's (gelsd's own decisions)."""
+    from chebcenter._bvls_kernel import NEEDS_GELSD, bvls_rows
+
+    rng = np.random.default_rng(6)
+    d = 8
+    for A, expect in [(rng.standard_normal((3, d)), False), (np.vstack([np.ones(d), 2 * np.ones(d)]), True)]:
+        X = rng.random((20, d))
+        X[::2, :3] = 1.0
+        B = np.ascontiguousarray(X @ A.T)
+        out, nit, st = np.empty((20, d)), np.zeros(20, dtype=np.int64), np.zeros(20, dtype=np.int64)
+        bvls_rows(np.ascontiguousarray(A), B, np.zeros(d), np.ones(d), 1e-12, out, nit, st)
+        assert np.any(st == NEEDS_GELSD) == expect
+        got = cc.BoxSlice(A).centers(B, method="cls")
+        for k in range(20):
+            np.testing.assert_allclose(got.centers[k], scipy_cls(A, B[k], np.zeros(d), np.ones(d)), atol=AGREE, rtol=0)

@@ -12,7 +12,10 @@ the solver's tolerance (the residual is reported). Its certified radius is
 a ball of radius R that contains S_F).
 
 ``solver="numba"`` (default) runs :mod:`chebcenter._bvls_kernel`, a line-by-line port of
-that SciPy routine compiled for the whole batch on all cores; ``solver="scipy"`` calls
+that SciPy routine compiled for the whole batch on all cores (its least-squares
+subproblems by QR or a Jacobi SVD where they are safely full rank; a row that meets one
+that is not is re-run with LAPACK's gelsd, as SciPy, compiled only when first needed);
+``solver="scipy"`` calls
 ``lsq_linear`` row by row (the reference the port is tested against).
 """
 
@@ -21,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import lsq_linear
 
-from .._bvls_kernel import bvls_rows
+from .._bvls_kernel import NEEDS_GELSD, bvls_rows
 from .._parallel import row_blocks
 from .._validate import check_choice
 from ..results import Status
@@ -43,6 +46,12 @@ def cls(ctx: Context) -> MethodOutput:
         A = np.ascontiguousarray(prob.A, dtype=np.float64)
         B = np.ascontiguousarray(ctx.B, dtype=np.float64)
         row_blocks(n, 1, lambda a, b: bvls_rows(A, B[a:b], prob.lo, prob.hi, 1e-12, X[a:b], iters[a:b], status[a:b]))
+        redo = np.flatnonzero(status == NEEDS_GELSD)  # a subproblem near rank deficiency: LAPACK's gelsd decides
+        if redo.size:
+            Xr, itr, str_ = X[redo], iters[redo], status[redo]
+            row_blocks(redo.size, 1, lambda a, b: bvls_rows(A, B[redo[a:b]], prob.lo, prob.hi, 1e-12, Xr[a:b],
+                                                            itr[a:b], str_[a:b], True))
+            X[redo], iters[redo], status[redo] = Xr, itr, str_
         centers = np.clip(X, prob.lo, prob.hi)
         codes[status <= 0] = Status.INACCURATE
         codes[~np.all(np.isfinite(X), axis=1)] = Status.SOLVER_ERROR
