@@ -39,6 +39,7 @@ import numpy as np
 
 from .._bnb import bnb_center
 from .._exact_kernels import PIVOT_OK, PIVOT_TOO_MANY, certified_ball, distinct_rows, enumerate_vertices, pivot_vertices
+from .._parallel import row_blocks
 from .._ranges_kernel import RANGES_OK, lp_max
 from .._validate import as_bool, as_positive_float, as_positive_int, check_choice
 from ..results import Status
@@ -121,16 +122,21 @@ def exact(ctx: Context) -> MethodOutput:
         codes[:] = Status.TOO_LARGE
         return MethodOutput(centers, radii, codes, {"radius_lower": lower, "n_vertices": n_vertices,
                                                     "support": support})
-    for k in range(n):
+
+    def block(start, stop):  # rows are independent; the kernels release the GIL
+        for k in range(start, stop):
+            _exact_row(k)
+
+    def _exact_row(k):
         q = ctx.Q[k]
         V = slice_vertices(prob, q, opts["max_vertices"])
         if V is None:
             codes[k] = Status.TOO_LARGE
-            continue
+            return
         n_vertices[k] = V.shape[0]
         if V.shape[0] == 0:  # S_F was certified nonempty; only rounding can do this
             codes[k] = Status.SOLVER_ERROR
-            continue
+            return
         U = (V - q) @ prob.W
         c, radius, low, sup, meb_status = certified_ball(U)
         low = min(low, radius)  # the dual bound is exact up to rounding
@@ -143,6 +149,8 @@ def exact(ctx: Context) -> MethodOutput:
         gap_ok = radius - low <= 1e-9 * (1.0 + radius)
         if meb_status != 0 or not gap_ok:
             codes[k] = Status.INACCURATE
+
+    row_blocks(n, 1, block)
     extras = {"radius_lower": lower, "n_vertices": n_vertices, "support": support,
               "support_indices": support_idx}
     if opts["return_vertices"]:
@@ -156,16 +164,19 @@ def _bnb_rows(ctx, centers, radii, lower, codes, support):
     n = ctx.rows.size
     nodes = np.zeros(n, dtype=np.int64)
     rounds = np.zeros(n, dtype=np.int64)
-    for k in range(n):
-        c, up, low, sup, info = bnb_center(prob, ctx.Q[k], gap_tol=opts["gap_tol"],
-                                           max_nodes=opts["max_nodes"])
-        nodes[k], rounds[k] = info["nodes"], info["rounds"]
-        if c is None or not np.isfinite(up):
-            codes[k] = Status.SOLVER_ERROR if c is None else Status.TOO_LARGE
-            continue
-        centers[k], radii[k], lower[k], support[k] = c, up, low, sup
-        if not info["complete"]:
-            codes[k] = Status.INACCURATE
+    def block(start, stop):  # rows are independent; the search kernel releases the GIL
+        for k in range(start, stop):
+            c, up, low, sup, info = bnb_center(prob, ctx.Q[k], gap_tol=opts["gap_tol"],
+                                               max_nodes=opts["max_nodes"])
+            nodes[k], rounds[k] = info["nodes"], info["rounds"]
+            if c is None or not np.isfinite(up):
+                codes[k] = Status.SOLVER_ERROR if c is None else Status.TOO_LARGE
+                continue
+            centers[k], radii[k], lower[k], support[k] = c, up, low, sup
+            if not info["complete"]:
+                codes[k] = Status.INACCURATE
+
+    row_blocks(n, 1, block)
     return MethodOutput(centers, radii, codes, {"radius_lower": lower, "support": support,
                                                 "bnb_nodes": nodes, "bnb_rounds": rounds})
 
