@@ -287,7 +287,7 @@ def pivot_vertices(Vr, beta, lo, hi, x0, capacity, degen_tol, pivot_tol):
     room = min(capacity, 1024)  # the lists grow by doubling up to capacity
     V = np.empty((room, d))
     bases = np.empty((room, r), dtype=np.int64)
-    masks = np.empty((room, 1), dtype=np.int64)
+    masks = np.empty((room, 2), dtype=np.int64)  # bounds mask; the coordinate whose move leads back
     if d > 31 or r == 0:
         return V, 0, PIVOT_UNSURE
     width = hi - lo
@@ -316,6 +316,7 @@ def pivot_vertices(Vr, beta, lo, hi, x0, capacity, degen_tol, pivot_tol):
     table = np.full(1024, -1, dtype=np.int64)
     table[_slot(table, bmask | (umask << 31))] = bmask | (umask << 31)
     masks[0, 0] = umask
+    masks[0, 1] = -1
     count = 1
     B = np.empty((r, r))
     binv = np.empty((r, r))
@@ -335,6 +336,7 @@ def pivot_vertices(Vr, beta, lo, hi, x0, capacity, degen_tol, pivot_tol):
     head = 0
     while head < count:
         umask = masks[head, 0]
+        back = masks[head, 1]  # that edge leads to the vertex this one was found from
         bmask = 0
         for a in range(r):
             bmask |= 1 << bases[head, a]
@@ -389,7 +391,7 @@ def pivot_vertices(Vr, beta, lo, hi, x0, capacity, degen_tol, pivot_tol):
             x[i] = s
             V[head, i] = s
         for j in range(d):
-            if (bmask >> j) & 1 or width[j] == 0.0:
+            if (bmask >> j) & 1 or width[j] == 0.0 or j == back:
                 continue
             up = (umask >> j) & 1
             sgn = -1.0 if up else 1.0    # x_j moves off its bound into the box
@@ -439,6 +441,7 @@ def pivot_vertices(Vr, beta, lo, hi, x0, capacity, degen_tol, pivot_tol):
                 V[count, out] = hi[out] if leave_up else lo[out]
                 bases[count, leave] = j
             masks[count, 0] = nu
+            masks[count, 1] = j if leave < 0 else F[leave]
             count += 1
             if 2 * count > table.size:
                 table = _grow(table)
