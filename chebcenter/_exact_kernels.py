@@ -38,8 +38,14 @@ __all__ = ["PIVOT_OK", "PIVOT_TOO_MANY", "PIVOT_UNSURE", "certified_ball", "enum
 def _lu_inverse(M, out, pivot_tol):
     """``out = M^{-1}`` by Gauss-Jordan with partial pivoting; False if a pivot
     is below ``pivot_tol`` (the basis is singular to working precision)."""
-    r = M.shape[0]
-    a = M.copy()
+    return _invert_in_place(M.copy(), out, pivot_tol)
+
+
+@jit
+def _invert_in_place(a, out, pivot_tol):
+    """:func:`_lu_inverse` overwriting ``a`` (no allocation: the edge walk inverts one
+    small basis per distinct basis it meets)."""
+    r = a.shape[0]
     for i in range(r):
         for j in range(r):
             out[i, j] = 1.0 if i == j else 0.0
@@ -348,7 +354,7 @@ def pivot_vertices(Vr, beta, lo, hi, x0, capacity, degen_tol, pivot_tol):
                 F[a] = bases[head, a]
                 for b in range(r):
                     B[b, a] = Vr[b, F[a]]
-            if not _lu_inverse(B, binv, pivot_tol):
+            if not _invert_in_place(B, binv, pivot_tol):
                 return V, count, PIVOT_UNSURE
             if n_bases == Fs.shape[0]:
                 Fs, Hs, Gs = _longer(Fs, 2 * n_bases), _longer(Hs, 2 * n_bases), _longer(Gs, 2 * n_bases)
