@@ -95,8 +95,15 @@ def test_a_worker_killed_mid_run_does_not_change_the_answer(client):
 
     state = {}
 
+    def finished_blocks(dask_scheduler):
+        return sum(ts.state == "memory" for key, ts in dask_scheduler.tasks.items() if "solve_block" in str(key))
+
     def kill():
-        time.sleep(1.0)    # some blocks are done, some are running
+        deadline = time.monotonic() + 120.0   # wait until some blocks are done (not a fixed sleep:
+        while time.monotonic() < deadline:   # the solver's speed must not decide the test)
+            if client.run_on_scheduler(finished_blocks) >= 2 or future.done():
+                break
+            time.sleep(0.01)
         state["running"] = not future.done()
         try:
             client.run(os._exit, 1, workers=[victim])
