@@ -31,7 +31,7 @@ from scipy.optimize import linprog
 
 from ._exact_kernels import certified_ball
 from ._jit import jit
-from ._kernels import argsort_stable
+from ._kernels import argsort_into
 from ._ranges_kernel import RANGES_EMPTY, RANGES_OK, lp_max
 
 __all__ = ["bnb_center"]
@@ -39,6 +39,13 @@ __all__ = ["bnb_center"]
 
 @jit
 def knapsack_lp(g, a, beta, l, u, x):
+    """:func:`knapsack_lp_work` with its own work space."""
+    d = g.size
+    return knapsack_lp_work(g, a, beta, l, u, x, np.empty(d), np.empty(d, dtype=np.int64), np.empty(d, dtype=np.int64))
+
+
+@jit
+def knapsack_lp_work(g, a, beta, l, u, x, key, order, tmp):
     """``max g^T x`` s.t. ``a^T x = beta``, ``l <= x <= u`` (one equation), written into x.
 
     Lagrangian sweep: at multiplier lam, x_i = u_i if g_i > lam a_i else l_i. Start from
@@ -61,10 +68,9 @@ def knapsack_lp(g, a, beta, l, u, x):
     tol = 1e-12 * (abs(beta) + span + 1.0)
     if beta < total - tol or beta > total + span + tol:
         return -2
-    key = np.empty(d)  # decreasing g_i / a_i, coordinates with a_i = 0 last
-    for i in range(d):
+    for i in range(d):  # decreasing g_i / a_i, coordinates with a_i = 0 last
         key[i] = -g[i] / a[i] if a[i] != 0.0 else np.inf
-    order = argsort_stable(key)
+    argsort_into(key, order, tmp)
     need = beta - total
     for k in range(d):
         i = order[k]
@@ -186,8 +192,9 @@ def farthest_point_dfs(V, beta, lo, hi, c, threshold, slack, max_nodes, max_dept
     SL = np.empty((max_depth, d))
     SU = np.empty((max_depth, d))
     SB = np.empty(max_depth)  # the parent's bound (a node is re-evaluated when popped)
-    SL[0] = lo
-    SU[0] = hi
+    for i in range(d):
+        SL[0, i] = lo[i]
+        SU[0, i] = hi[i]
     SB[0] = np.inf
     top = 1
     for k in range(keep):
@@ -197,11 +204,17 @@ def farthest_point_dfs(V, beta, lo, hi, c, threshold, slack, max_nodes, max_dept
     nodes = 0
     x = np.empty(d)
     g = np.empty(d)
+    l = np.empty(d)
+    u = np.empty(d)
+    key = np.empty(d)
+    order = np.empty(d, dtype=np.int64)
+    tmp = np.empty(d, dtype=np.int64)
     complete = True
     while top > 0:
         top -= 1
-        l = SL[top].copy()
-        u = SU[top].copy()
+        for i in range(d):
+            l[i] = SL[top, i]
+            u[i] = SU[top, i]
         floor = threshold
         if best_f > threshold:
             floor = max(floor, best_f * (1.0 + slack))
@@ -218,7 +231,7 @@ def farthest_point_dfs(V, beta, lo, hi, c, threshold, slack, max_nodes, max_dept
         for i in range(d):
             g[i] = l[i] + u[i] - 2.0 * c[i]
         if r == 1:
-            if knapsack_lp(g, V[0], beta[0], l, u, x) == -2:
+            if knapsack_lp_work(g, V[0], beta[0], l, u, x, key, order, tmp) == -2:
                 continue
         else:
             st = lp_max(V, beta, l, u, g, x)
@@ -247,11 +260,13 @@ def farthest_point_dfs(V, beta, lo, hi, c, threshold, slack, max_nodes, max_dept
                     worst = k
             if f > kept_f[worst]:
                 kept_f[worst] = f
-                kept_x[worst] = x
+                for i in range(d):
+                    kept_x[worst, i] = x[i]
         if f > best_f:
             best_f = f
             if f <= threshold:
-                kept_x[0] = x  # below the threshold: slot 0 just carries the best point
+                for i in range(d):  # below the threshold: slot 0 just carries the best point
+                    kept_x[0, i] = x[i]
         floor = threshold
         if best_f > threshold:
             floor = max(floor, best_f * (1.0 + slack))
@@ -267,12 +282,13 @@ def farthest_point_dfs(V, beta, lo, hi, c, threshold, slack, max_nodes, max_dept
         xj = x[j]
         # children: [l_j, x_j] and [x_j, u_j]; push the one whose side holds more of the
         # secant gap second so that it is explored first (both get the parent's bound)
-        SL[top] = l
-        SU[top] = u
+        for i in range(d):
+            SL[top, i] = l[i]
+            SU[top, i] = u[i]
+            SL[top + 1, i] = l[i]
+            SU[top + 1, i] = u[i]
         SL[top, j] = xj
         SB[top] = ub
-        SL[top + 1] = l
-        SU[top + 1] = u
         SU[top + 1, j] = xj
         SB[top + 1] = ub
         top += 2

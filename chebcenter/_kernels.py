@@ -20,6 +20,7 @@ PROJECTED, EMPTY, UNDECIDED = 0, 1, 2
 
 __all__ = [
     "EMPTY",
+    "argsort_into",
     "argsort_stable",
     "PROJECTED",
     "UNDECIDED",
@@ -143,7 +144,14 @@ def argsort_stable(key):
     fresh install's first branch-and-bound call; this one compiles in a fraction of that."""
     n = key.size
     idx = np.empty(n, dtype=np.int64)
-    tmp = np.empty(n, dtype=np.int64)
+    argsort_into(key, idx, np.empty(n, dtype=np.int64))
+    return idx
+
+
+@jit
+def argsort_into(key, idx, tmp):
+    """:func:`argsort_stable` into ``idx`` with the work array ``tmp`` (no allocation)."""
+    n = key.size
     for i in range(n):
         idx[i] = i
     width = 1
@@ -171,7 +179,6 @@ def argsort_stable(key):
         for i in range(n):
             idx[i] = tmp[i]
         width *= 2
-    return idx
 
 
 @jit
