@@ -154,13 +154,7 @@ def _solve_one(W, c, t, alpha, mu, mu_min, maxit, mu_factor, centering):
             ok, fc = _state(W, c, t, cand, mu, Lc, L1c, yc)
             if ok and math.isfinite(fc) and PREDICT:
                 predicted = True  # the next step is a Newton (corrector) step whatever its decrement
-                for i in range(d):
-                    alpha[i] = cand[i]
-                for i in range(p):
-                    y[i] = yc[i]
-                    for j in range(p):
-                        L[i, j] = Lc[i, j]
-                        L1[i, j] = L1c[i, j]
+                _accept(cand, Lc, L1c, yc, alpha, L, L1, y)
                 f0 = fc
             else:
                 ok, f0 = _state(W, c, t, alpha, mu, L, L1, y)
@@ -181,15 +175,22 @@ def _solve_one(W, c, t, alpha, mu, mu_min, maxit, mu_factor, centering):
             tau *= 0.5
         if not accepted:  # no descent along the Newton direction: not on the central path
             return it + 1, NUMERICAL_FAILURE
-        for i in range(d):
-            alpha[i] = cand[i]
-        for i in range(p):
-            y[i] = yc[i]
-            for j in range(p):
-                L[i, j] = Lc[i, j]
-                L1[i, j] = L1c[i, j]
+        _accept(cand, Lc, L1c, yc, alpha, L, L1, y)
         f0 = fc
     return maxit, MAX_ITERATIONS
+
+
+@jit
+def _accept(cand, Lc, L1c, yc, alpha, L, L1, y):
+    """Make the candidate the iterate: alpha and its factorisations of M and M - I, and y."""
+    for i in range(alpha.size):
+        alpha[i] = cand[i]
+    p = y.size
+    for i in range(p):
+        y[i] = yc[i]
+        for j in range(p):
+            L[i, j] = Lc[i, j]
+            L1[i, j] = L1c[i, j]
 
 
 @jit
