@@ -256,6 +256,34 @@ def _longer(a, n):
     return out
 
 
+#: a basis reached by more pivot updates than this is factorised afresh when expanded
+_MAX_UPDATES = 6
+
+
+@jit
+def _pivot_basis(G, Hs, Fs, Gs, gens, bi, nbi, leave, j, d, r):
+    """Basis ``nbi`` = basis ``bi`` with coordinate ``j`` entering at position ``leave``:
+    ``B'^{-1} = E B^{-1}`` for the elementary E of the pivot on ``g = G[:, j]``, applied to
+    ``G = B^{-1} Vr`` (here flattened, the current basis's) and ``Hs = B^{-1} beta``."""
+    inv = 1.0 / G[leave * d + j]
+    hl = Hs[bi, leave] * inv
+    for k in range(d):
+        Gs[nbi, leave * d + k] = G[leave * d + k] * inv
+    Hs[nbi, leave] = hl
+    for a in range(r):
+        Fs[nbi, a] = Fs[bi, a]
+        if a == leave:
+            continue
+        ga = G[a * d + j]
+        for k in range(d):
+            Gs[nbi, a * d + k] = G[a * d + k] - ga * Gs[nbi, leave * d + k]
+        Hs[nbi, a] = Hs[bi, a] - ga * hl
+        Gs[nbi, a * d + j] = 0.0      # exactly the unit column of the entering coordinate
+    Gs[nbi, leave * d + j] = 1.0
+    Fs[nbi, leave] = j
+    gens[nbi, 0] = gens[bi, 0] + 1
+
+
 @jit
 def _grow_map(table, values):
     """The same key -> value pairs in a table twice the size."""
@@ -339,6 +367,7 @@ def pivot_vertices(Vr, beta, lo, hi, x0, capacity, degen_tol, pivot_tol):
     Fs = np.empty((64, r), dtype=np.int64)
     Hs = np.empty((64, r))
     Gs = np.empty((64, r * d))
+    gens = np.empty((64, 1), dtype=np.int64)  # pivot updates since a fresh factorisation
     head = 0
     while head < count:
         umask = masks[head, 0]
@@ -358,8 +387,10 @@ def pivot_vertices(Vr, beta, lo, hi, x0, capacity, degen_tol, pivot_tol):
                 return V, count, PIVOT_UNSURE
             if n_bases == Fs.shape[0]:
                 Fs, Hs, Gs = _longer(Fs, 2 * n_bases), _longer(Hs, 2 * n_bases), _longer(Gs, 2 * n_bases)
+                gens = _longer(gens, 2 * n_bases)
             bi = n_bases
             n_bases += 1
+            gens[bi, 0] = 0
             for a in range(r):
                 Fs[bi, a] = F[a]
                 s = 0.0
@@ -446,6 +477,19 @@ def pivot_vertices(Vr, beta, lo, hi, x0, capacity, degen_tol, pivot_tol):
                 out = F[leave]
                 V[count, out] = hi[out] if leave_up else lo[out]
                 bases[count, leave] = j
+                if gens[bi, 0] < _MAX_UPDATES:  # the new basis from this one by one pivot (r x d work)
+                    s2 = _slot(btable, nb)
+                    if btable[s2] != nb:
+                        if n_bases == Fs.shape[0]:
+                            Fs, Hs, Gs = _longer(Fs, 2 * n_bases), _longer(Hs, 2 * n_bases), _longer(Gs, 2 * n_bases)
+                            gens = _longer(gens, 2 * n_bases)
+                        nbi = n_bases
+                        n_bases += 1
+                        _pivot_basis(G, Hs, Fs, Gs, gens, bi, nbi, leave, j, d, r)
+                        btable[s2] = nb
+                        bslot[s2] = nbi
+                        if 2 * n_bases > btable.size:
+                            btable, bslot = _grow_map(btable, bslot)
             masks[count, 0] = nu
             masks[count, 1] = j if leave < 0 else F[leave]
             count += 1
