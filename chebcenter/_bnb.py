@@ -8,6 +8,14 @@ bound) is a lower bound on the Chebyshev radius of S_F (it is the radius of a su
 a certified exact center with ``R <= r* <= D``. Otherwise the far point joins the
 working set.
 
+The oracle need not find the farthest point exactly: it may stop at a point within a
+factor ``1 + slack`` of it. A fixed slack of 1e-3 made the late cuts poor once the gap was
+far below it (the loop then converged like 1/rounds: 946 rounds at d - rank = 30 for a 1e-6
+gap); the slack is now ``SLACK_FRAC`` (0.3) times the current relative gap, so each cut is
+as good as the gap requires: 38-58 rounds there, and 3-7x fewer rounds elsewhere. The
+certifying threshold is ``(R (1 + gap_tol))^2`` moved inside by the search's own pruning
+tolerance, so "nothing beyond it" always certifies the gap.
+
 The oracle maximises the convex ``f(x) = ||x - c||^2`` over S_F by branch and bound over
 sub-boxes ``[l, u]``: on a sub-box, ``(x_i - c_i)^2 <= (x_i - c_i)^2 + (x_i - l_i)(u_i - x_i)``
 (the secant, linear in x), so a linear program over ``{l <= x <= u, A x = b}`` bounds f
@@ -35,6 +43,9 @@ from ._kernels import argsort_into
 from ._ranges_kernel import RANGES_EMPTY, RANGES_OK, lp_max
 
 __all__ = ["bnb_center"]
+
+#: the search's slack as a fraction of the current relative gap (see bnb_center)
+SLACK_FRAC = 0.3
 
 
 @jit
@@ -146,8 +157,16 @@ def bnb_center(prob, q, gap_tol=1e-6, max_nodes=5_000_000, max_rounds=2_000):
         c_u, radius, low_k, sup, _ = certified_ball(U)
         low = max(low, low_k)
         c_x = q + W @ c_u
-        thr = (radius * (1.0 + gap_tol) + abs_tol) ** 2
-        x, f, ub, n, done, beyond = farthest_point(Vr, beta, lo, hi, c_x, thr, max_nodes - nodes)
+        # nothing beyond thr certifies the gap: the search prunes at its bound + 1e-12 (1 + bound),
+        # so thr sits that far inside (low (1 + gap_tol) + abs_tol)^2
+        target = (low * (1.0 + gap_tol) + abs_tol) ** 2
+        thr = max(target - 2e-12, 0.0) / (1.0 + 4e-12)
+        # cuts as good as the gap is small: the search returns a point within a factor
+        # (1 + slack) of the farthest, slack a tenth of the current relative gap (a fixed 1e-3
+        # gave poor late cuts: 946 rounds at d - rank = 30 and 1e-6, against 38)
+        gap_now = best[0] / max(low, 1e-300) - 1.0 if np.isfinite(best[0]) else 1.0
+        x, f, ub, n, done, beyond = farthest_point(Vr, beta, lo, hi, c_x, thr, max_nodes - nodes,
+                                                   slack=min(1e-3, max(SLACK_FRAC * gap_now, 1e-9)))
         nodes += n
         if done and np.sqrt(max(ub, radius ** 2)) < best[0]:
             best = (np.sqrt(max(ub, radius ** 2)), c_x, P[sup])

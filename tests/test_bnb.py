@@ -184,3 +184,20 @@ def test_compiled_search_at_higher_rank_matches_enumeration(rank, d):
     for k in range(4):
         V = en.extras["vertices"][k]
         assert np.max(np.linalg.norm(V - bb.centers[k], axis=1)) <= bb.radii[k] * (1 + 1e-9) + 1e-12
+
+
+def test_the_outer_loop_needs_few_rounds_with_gap_scaled_slack():
+    """Each round's search returns a point within (1 + slack) of the farthest, slack a tenth-
+    to-third of the current gap (chebcenter._bnb.SLACK_FRAC). With a fixed slack of 1e-3
+    this instance took 132 rounds to a 1e-6 gap; now 28. A coarser slack would still give a
+    certified answer, only slowly: so the round count is bounded here, with room."""
+    rng = np.random.default_rng(12)
+    A = rng.standard_normal((1, 18))
+    B = rng.random((1, 18)) @ A.T
+    P = cc.BoxSlice(A)
+    r = P.centers(B, "exact", algorithm="bnb", gap_tol=1e-6)
+    assert r.status[0] is cc.Status.OPTIMAL
+    assert r.extras["bnb_rounds"][0] <= 70
+    assert r.radii[0] - r.extras["radius_lower"][0] <= 1e-6 * r.radii[0] + 1e-12
+    ref = P.centers(B, "exact", algorithm="enumerate", max_vertices=10**6)
+    assert abs(r.radii[0] - ref.radii[0]) <= 1e-6 * ref.radii[0]
