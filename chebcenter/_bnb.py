@@ -59,6 +59,10 @@ def knapsack_lp(g, a, beta, l, u, x):
 def knapsack_lp_work(g, a, beta, l, u, x, key, order, tmp):
     """``max g^T x`` s.t. ``a^T x = beta``, ``l <= x <= u`` (one equation), written into x.
 
+    ``order`` receives the coordinates by decreasing ``g_i / a_i`` (merge sort with the work
+    array ``tmp``; an empty ``tmp`` means ``order`` already holds a nearly sorted order, which
+    an insertion sort finishes in about d steps).
+
     Lagrangian sweep: at multiplier lam, x_i = u_i if g_i > lam a_i else l_i. Start from
     lam = +inf (a^T x minimal), and flip coordinates in decreasing order of g_i / a_i until
     a^T x reaches beta; the last flip is fractional. Returns the fractional index, -1 if
@@ -81,7 +85,16 @@ def knapsack_lp_work(g, a, beta, l, u, x, key, order, tmp):
         return -2
     for i in range(d):  # decreasing g_i / a_i, coordinates with a_i = 0 last
         key[i] = -g[i] / a[i] if a[i] != 0.0 else np.inf
-    argsort_into(key, order, tmp)
+    if tmp.size == 0:  # ``order`` is the parent node's: one key moved, insertion sort is O(d)
+        for k in range(1, d):
+            i = order[k]
+            kk = k - 1
+            while kk >= 0 and key[order[kk]] > key[i]:
+                order[kk + 1] = order[kk]
+                kk -= 1
+            order[kk + 1] = i
+    else:
+        argsort_into(key, order, tmp)
     need = beta - total
     for k in range(d):
         i = order[k]
@@ -211,6 +224,7 @@ def farthest_point_dfs(V, beta, lo, hi, c, threshold, slack, max_nodes, max_dept
     SL = np.empty((max_depth, d))
     SU = np.empty((max_depth, d))
     SB = np.empty(max_depth)  # the parent's bound (a node is re-evaluated when popped)
+    SO = np.empty((max_depth, d), dtype=np.int64)  # the parent's knapsack order (r = 1)
     for i in range(d):
         SL[0, i] = lo[i]
         SU[0, i] = hi[i]
@@ -228,6 +242,9 @@ def farthest_point_dfs(V, beta, lo, hi, c, threshold, slack, max_nodes, max_dept
     key = np.empty(d)
     order = np.empty(d, dtype=np.int64)
     tmp = np.empty(d, dtype=np.int64)
+    no_tmp = np.empty(0, dtype=np.int64)
+    for i in range(d):
+        order[i] = i
     complete = True
     while top > 0:
         top -= 1
@@ -250,7 +267,13 @@ def farthest_point_dfs(V, beta, lo, hi, c, threshold, slack, max_nodes, max_dept
         for i in range(d):
             g[i] = l[i] + u[i] - 2.0 * c[i]
         if r == 1:
-            if knapsack_lp_work(g, V[0], beta[0], l, u, x, key, order, tmp) == -2:
+            if top == 0 and nodes == 1:
+                code = knapsack_lp_work(g, V[0], beta[0], l, u, x, key, order, tmp)
+            else:
+                for i in range(d):
+                    order[i] = SO[top, i]
+                code = knapsack_lp_work(g, V[0], beta[0], l, u, x, key, order, no_tmp)
+            if code == -2:
                 continue
         else:
             st = lp_max(V, beta, l, u, g, x)
@@ -306,6 +329,8 @@ def farthest_point_dfs(V, beta, lo, hi, c, threshold, slack, max_nodes, max_dept
             SU[top, i] = u[i]
             SL[top + 1, i] = l[i]
             SU[top + 1, i] = u[i]
+            SO[top, i] = order[i]
+            SO[top + 1, i] = order[i]
         SL[top, j] = xj
         SB[top] = ub
         SU[top + 1, j] = xj
