@@ -138,7 +138,7 @@ def farthest_point(Vr, beta, lo, hi, c, threshold, max_nodes, slack=1e-3):
     return best_x, best_f, upper, nodes, done, beyond
 
 
-def bnb_center(prob, q, gap_tol=1e-6, max_nodes=5_000_000, max_rounds=2_000):
+def bnb_center(prob, q, gap_tol=1e-6, max_nodes=20_000_000, max_rounds=2_000):
     """Certified exact center of ``S_F`` for ``q = A^+ b`` by the working-set scheme.
 
     Returns ``(center, radius_upper, radius_lower, support_points, info)`` with

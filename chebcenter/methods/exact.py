@@ -185,7 +185,7 @@ EXACT = MethodSpec(
     "exact", exact, lies_in="S_F",
     certifies="the exact Chebyshev radius max_{x in S_F} ||x - c|| (radius_lower certifies it)",
     options={"max_vertices": 200_000, "max_candidates": 200_000_000, "return_vertices": False,
-             "algorithm": "auto", "gap_tol": 1e-6, "max_nodes": 5_000_000},
+             "algorithm": "auto", "gap_tol": 1e-6, "max_nodes": 20_000_000},
     validators={"max_vertices": as_positive_int, "max_candidates": as_positive_int,
                 "return_vertices": as_bool,
                 "algorithm": lambda name, v: check_choice(name, v, ("auto", "enumerate", "bnb")),
