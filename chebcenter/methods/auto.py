@@ -27,10 +27,6 @@ from .relax import RCC1, rcc1
 
 __all__ = ["AUTO"]
 
-#: rank 1 from this d: a central slice has about 0.32 sqrt(d) 2^d vertices (20 000 at d = 14),
-#: past auto's default limit of 2e4, so the branch and bound answers instead
-AUTO_BNB_FROM_D = 14
-
 
 def _subset(ctx: Context, idx: np.ndarray, options) -> Context:
     """The context restricted to positions ``idx`` (no projection data: neither exact nor
@@ -52,12 +48,12 @@ def auto(ctx: Context) -> MethodOutput:
     lower = np.full(n, np.nan)   # exact's certified lower bound on its rows
     todo = np.arange(n)
     if candidate_count(prob.d, prob.rank) <= opts["max_candidates"]:
-        # rank 1 from d = 14, where the enumeration would likely pass the default vertex limit
-        # (2e4): the certified branch and bound replaces it
+        # rank 1 from d = 14 (exact.BNB_FROM_D): the certified branch and bound is faster there,
+        # and the enumeration would likely pass the default vertex limit (2e4)
         ex = exact(_subset(ctx, todo, {"max_vertices": opts["max_vertices"],
                                        "max_candidates": opts["max_candidates"],
                                        "return_vertices": False,
-                                       "algorithm": "bnb" if prefer_bnb(prob.d, prob.rank, AUTO_BNB_FROM_D) else "enumerate",
+                                       "algorithm": "bnb" if prefer_bnb(prob.d, prob.rank) else "enumerate",
                                        "gap_tol": 1e-6, "max_nodes": 5_000_000}))
         done = ex.codes != Status.TOO_LARGE
         centers[done], radii[done], codes[done] = ex.centers[done], ex.radii[done], ex.codes[done]

@@ -53,17 +53,16 @@ def candidate_count(d: int, r: int) -> int:
     return math.comb(d, r) * 2 ** (d - r)
 
 
-#: rank 1 and d at least this: the compiled branch and bound is cheaper than listing the
-#: vertices by the edge walk (measured per row, rank 1: d = 14 28 vs 25 ms, d = 16 167 vs
-#: 133 ms, d = 18 0.61 vs 1.65 s; before the walk the crossover was d = 14)
-BNB_FROM_D = 17
+#: rank 1 and d at least this: the compiled branch and bound (gap 1e-6) is cheaper than
+#: listing the vertices by the edge walk (measured per row, one thread: d = 12 6.4 vs
+#: 5.4 ms, d = 14 11 vs 24 ms, d = 16 29 vs 123 ms, d = 18 87 ms vs 2.1 s)
+BNB_FROM_D = 14
 
 
-def prefer_bnb(d: int, rank: int, from_d: int = BNB_FROM_D) -> bool:
+def prefer_bnb(d: int, rank: int) -> bool:
     """Whether the branch and bound replaces the enumeration: rank 1 (its node LP is the
-    compiled knapsack) and ``d >= from_d`` (``auto`` passes 14, where a rank-1 slice
-    typically has more vertices, about ``0.32 sqrt(d) 2^d``, than its limit of 2e4)."""
-    return rank == 1 and d >= from_d
+    compiled knapsack) and ``d >= BNB_FROM_D``."""
+    return rank == 1 and d >= BNB_FROM_D
 
 
 def _start_direction(d):
