@@ -5,10 +5,11 @@ dual lower bound) when the enumeration work ``C(d, r) 2^(d-r)`` is at most
 ``max_candidates`` (default 2e6: well under a second per row on a laptop, see
 ``benchmarks/test_exact.py``) and the slice has at most ``max_vertices`` vertices; every
 other row gets the RCC1 relaxation (certified by ``sqrt(eta)``), which costs milliseconds
-at any d met in practice. Where the enumeration would likely pass the default vertex
-limit (rank 1, d >= 14) the exact center comes from the compiled branch and bound instead (certified to ``gap_tol`` =
-1e-6 relative); past the enumeration's budget it is not used: seconds per row, and
-batches are the normal case. ``extras["method"]`` says which estimator each row got; both
+at any d met in practice. For rank 1 from d = 14, where it is faster than the enumeration
+(and the enumeration would likely pass the default vertex limit), the exact center comes
+from the compiled branch and bound instead (certified to ``gap_tol`` = 1e-6 relative);
+past the enumeration's budget it is not used either, to keep rows at milliseconds (it
+takes 0.1-2 s per row at d - rank = 20-30), since batches are the normal case. ``extras["method"]`` says which estimator each row got; both
 lie in S_F and both radii are rigorous upper bounds on the worst-case error (the exact one
 is also tight).
 """
