@@ -315,8 +315,24 @@ class Polytope:
         if self.p == 0:
             return CenterResult(self._to_x(self.x0), 0.0, Status.OPTIMAL, "rcc1", time.perf_counter() - t0)
         Qs, gs, ts, n_pairs = self.quadratic_form()
-        return _ebt_result(Qs, gs, ts, solver, t0, lambda u: self._to_x(self.x0 + self.W @ u), self._s, self.d,
-                           {"n_quadratic": n_pairs, "n_linear": len(ts) - n_pairs})
+        res = _ebt_result(Qs, gs, ts, solver, t0, lambda u: self._to_x(self.x0 + self.W @ u), self._s, self.d,
+                          {"n_quadratic": n_pairs, "n_linear": len(ts) - n_pairs})
+        if res.status is Status.SOLVER_ERROR:
+            # a set that is one point up to the feasibility tolerance can leave the SDP without
+            # an interior; the relaxation of a point is the point: answer it from the LP bounding
+            # box (computed with the tolerance, so it contains the set), whose half-diagonal bounds
+            # every distance from its middle
+            box = self._bounding_box()
+            if box is not None:
+                lo, hi = box
+                if float(np.max(hi - lo)) / 2 <= 10 * self._tol * (1 + np.abs(self.hu).max(initial=0.0)):
+                    mid = (lo + hi) / 2
+                    return CenterResult(self._to_x(mid), float(np.linalg.norm(hi - lo)) / 2 * self._s, Status.OPTIMAL,
+                                        "rcc1", time.perf_counter() - t0,
+                                        extras={"note": "the set is a single point up to the feasibility tolerance; "
+                                                        "radius: half the diagonal of its bounding box",
+                                                "solver_status": res.extras.get("solver_status")})
+        return res
 
     # -- inscribed ------------------------------------------------------------------------
     def _inscribed(self, t0):

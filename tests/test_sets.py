@@ -163,3 +163,21 @@ def test_unbounded_empty_and_bad_input():
         cc.Polytope(np.vstack([np.eye(1), -np.eye(1)]), [1.0, 1.0]).center("analytic")
     with pytest.raises(cc.InvalidInputError, match="h must be a finite array of shape"):
         cc.Polytope(np.eye(2), [1.0])
+
+
+def test_rcc1_on_a_polytope_that_is_one_point_up_to_the_tolerance():
+    """Found by the ci profile (seed 2027): a box slice through two box faces whose polytope
+    is a single point; Clarabel's SDP reported it infeasible, and rcc1 ended SOLVER_ERROR.
+    The relaxation of a point is the point: now answered from the LP bounding box."""
+    A = np.array([[-0.98218815, 1.08727136, 0.10286271, -1.33841978, -0.08943544],
+                  [-1.23238151, -0.04565618, 0.37460019, 0.97261621, 0.23831707],
+                  [0.36803063, 0.36650541, 1.62116619, -1.9204483, -1.71460793],
+                  [1.19731698, 1.48121355, 0.35328406, -0.0489984, 0.65404157]])
+    x = np.array([1.0, 0.0, 0.06730559, 0.31470973, 0.31068978])
+    P = cc.BoxSlice(A)
+    poly = P.to_polytope(A @ x)
+    got = poly.center("rcc1")
+    ref = P.center(A @ x, method="exact")
+    assert got.status is cc.Status.OPTIMAL and ref.radius <= 1e-9
+    np.testing.assert_allclose(got.center, ref.center, atol=1e-7)
+    assert got.radius <= 1e-7 and worst_error(np.array([ref.center]), got.center) <= got.radius + 1e-12
