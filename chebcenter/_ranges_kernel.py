@@ -28,7 +28,7 @@ import numpy as np
 
 from ._jit import jit
 
-__all__ = ["RANGES_EMPTY", "RANGES_FAILED", "RANGES_OK", "lp_max", "range_rows"]
+__all__ = ["RANGES_EMPTY", "RANGES_FAILED", "RANGES_OK", "lp_max", "lp_max_warm", "range_rows"]
 
 RANGES_OK, RANGES_EMPTY, RANGES_FAILED = 0, 1, 2
 _PIVOT_TOL = 1e-11
@@ -256,6 +256,59 @@ def lp_max(V, beta, lo, hi, g, out):
         return RANGES_FAILED
     for j in range(d):
         out[j] = min(max(x[j], lo[j]), hi[j])
+    return RANGES_OK
+
+
+@jit
+def lp_max_warm(V, beta, lo, hi, g, out, T, rhs, basis, where, xs, blo, bhi, warm):
+    """:func:`lp_max` that can start from a previous optimal basis (``warm``): the state
+    ``(T, rhs, basis, where, xs)`` of an earlier call on the same equations with other bounds
+    and objective. The branch and bound passes its parent node's: a child changes one bound,
+    of a coordinate that was basic at the parent's optimum and sits exactly at the new bound,
+    so the parent's vertex stays feasible and phase 2 needs a few pivots instead of phase 1
+    and phase 2 from scratch. Falls back to the cold start if the warm basis is not feasible
+    or the pivots run out. Leaves the final state in the buffers; returns a RANGES_ status."""
+    r, d = V.shape
+    n = d + r
+    for j in range(d):
+        blo[j], bhi[j] = lo[j], hi[j]
+    for k in range(r):
+        blo[d + k], bhi[d + k] = 0.0, 0.0
+    c = np.zeros(n)
+    for j in range(d):
+        c[j] = g[j]
+    if warm:
+        for j in range(n):
+            if where[j] < 0:
+                xs[j] = blo[j]
+            elif where[j] > 0:
+                xs[j] = bhi[j]
+        _basic_values(T, rhs, basis, where, xs)
+        feasible = True
+        for k in range(r):
+            b = basis[k]
+            tol = _FEAS_TOL * (1.0 + abs(blo[b]) + abs(bhi[b]))
+            if not (blo[b] - tol <= xs[b] <= bhi[b] + tol):
+                feasible = False
+        if feasible and _simplex(T, rhs, basis, where, xs, blo, bhi, c, 50 * n):
+            for j in range(d):
+                out[j] = min(max(xs[j], lo[j]), hi[j])
+            return RANGES_OK
+    status, T0, rhs0, basis0, where0, x0, blo0, bhi0 = _phase1(V, beta, lo, hi)
+    if status != RANGES_OK:
+        return status
+    for k in range(r):
+        rhs[k] = rhs0[k]
+        basis[k] = basis0[k]
+        for j in range(n):
+            T[k, j] = T0[k, j]
+    for j in range(n):
+        where[j] = where0[j]
+        xs[j] = x0[j]
+    if not _simplex(T, rhs, basis, where, xs, blo, bhi, c, 50 * n):
+        return RANGES_FAILED
+    for j in range(d):
+        out[j] = min(max(xs[j], lo[j]), hi[j])
     return RANGES_OK
 
 

@@ -201,3 +201,51 @@ def test_the_outer_loop_needs_few_rounds_with_gap_scaled_slack():
     assert r.radii[0] - r.extras["radius_lower"][0] <= 1e-6 * r.radii[0] + 1e-12
     ref = P.centers(B, "exact", algorithm="enumerate", max_vertices=10**6)
     assert abs(r.radii[0] - ref.radii[0]) <= 1e-6 * ref.radii[0]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_warm_started_node_lp_equals_the_cold_one_on_child_nodes(seed):
+    """lp_max_warm from the parent's optimal basis (a child: one basic coordinate's bound moved
+    to its parent value, a new objective) reaches the cold simplex's optimal value; a state
+    that is infeasible for the new bounds falls back to the cold start."""
+    from chebcenter._ranges_kernel import RANGES_OK, lp_max, lp_max_warm
+
+    rng = np.random.default_rng(seed)
+    for r, d in [(2, 10), (3, 14), (5, 20)]:
+        V = np.linalg.qr(rng.standard_normal((d, r)))[0].T.copy()
+        x_in = rng.random(d)
+        beta = V @ x_in
+        lo, hi = np.zeros(d), np.ones(d)
+        n = d + r
+        T, rhs = np.empty((r, n)), np.empty(r)
+        basis, where = np.empty(r, dtype=np.int64), np.empty(n, dtype=np.int64)
+        xs, blo, bhi = np.empty(n), np.empty(n), np.empty(n)
+        for _ in range(10):
+            c = rng.random(d)
+            g = lo + hi - 2 * c
+            x = np.empty(d)
+            assert lp_max_warm(V, beta, lo, hi, g, x, T, rhs, basis, where, xs, blo, bhi, False) == RANGES_OK
+            frac = [j for j in range(d) if lo[j] + 1e-9 < x[j] < hi[j] - 1e-9]
+            if not frac:
+                continue
+            j = frac[0]
+            for side in (0, 1):
+                l2, u2 = lo.copy(), hi.copy()
+                (u2 if side == 0 else l2)[j] = x[j]
+                g2 = l2 + u2 - 2 * c
+                state = (T.copy(), rhs.copy(), basis.copy(), where.copy(), xs.copy())
+                xw, xc = np.empty(d), np.empty(d)
+                assert lp_max_warm(V, beta, l2, u2, g2, xw, *state, blo, bhi, True) == RANGES_OK
+                assert lp_max(V, beta, l2, u2, g2, xc) == RANGES_OK
+                assert g2 @ xw == pytest.approx(g2 @ xc, rel=1e-9, abs=1e-9)
+                assert np.abs(V @ xw - beta).max() <= 1e-9 and np.all(xw >= l2) and np.all(xw <= u2)
+            # a warm state whose vertex is outside the new box: the cold start answers
+            l3 = lo.copy()
+            l3[j] = min(x[j] + 0.5 * (hi[j] - x[j]), hi[j])
+            state = (T.copy(), rhs.copy(), basis.copy(), where.copy(), xs.copy())
+            x3, x4 = np.empty(d), np.empty(d)
+            s3 = lp_max_warm(V, beta, l3, hi, g, x3, *state, blo, bhi, True)
+            s4 = lp_max(V, beta, l3, hi, g, x4)
+            assert s3 == s4
+            if s3 == RANGES_OK:
+                assert g @ x3 == pytest.approx(g @ x4, rel=1e-9, abs=1e-9)

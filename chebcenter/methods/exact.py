@@ -26,8 +26,9 @@ repeat -- which never lists the vertices. Its result is certified by
 (default 1e-6), INACCURATE (still a certified enclosing ball, centered in S_F) when the
 ``max_nodes`` budget ran out first. The oracle is compiled for one equation (rank 1); with
 more equations each node is a compiled simplex LP (microseconds) in the same compiled
-search, whose node count still grows quickly with d - rank (rank 3, gap 1e-6: about
-1 s at d = 20, 7 s at d = 24, 17 s at d = 26), so "auto" keeps such rows TOO_LARGE and
+search (warm-started from the parent node's basis), whose node count still grows quickly
+with d - rank (rank 3, gap 1e-6: 0.3 s at d = 20, 1.7 s at d = 24, 35 s at d = 30), so
+"auto" keeps such rows TOO_LARGE and
 ``algorithm="bnb"`` must be asked for.
 """
 
