@@ -43,7 +43,7 @@ from scipy.optimize import linprog
 from ._exact_kernels import certified_ball
 from ._jit import jit
 from ._kernels import argsort_into
-from ._ranges_kernel import RANGES_EMPTY, RANGES_OK, lp_max, lp_max_warm
+from ._ranges_kernel import RANGES_EMPTY, RANGES_OK, lp_max, lp_max_warm, simplex_state
 
 __all__ = ["bnb_center"]
 
@@ -236,13 +236,7 @@ def farthest_point_dfs(V, beta, lo, hi, c, threshold, slack, max_nodes, max_dept
     SWH = np.empty((depth_lp, n), dtype=np.int64)
     SXS = np.empty((depth_lp, n))
     SHAS = np.zeros(max_depth, dtype=np.bool_)
-    T = np.empty((r, n))
-    rhs = np.empty(r)
-    basis = np.empty(r, dtype=np.int64)
-    where = np.empty(n, dtype=np.int64)
-    xs = np.empty(n)
-    blo = np.empty(n)
-    bhi = np.empty(n)
+    T, rhs, basis, where, xs, blo, bhi = simplex_state(r, d)
     for i in range(d):
         SL[0, i] = lo[i]
         SU[0, i] = hi[i]

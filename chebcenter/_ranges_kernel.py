@@ -28,7 +28,7 @@ import numpy as np
 
 from ._jit import jit
 
-__all__ = ["RANGES_EMPTY", "RANGES_FAILED", "RANGES_OK", "lp_max", "lp_max_warm", "range_rows"]
+__all__ = ["RANGES_EMPTY", "RANGES_FAILED", "RANGES_OK", "lp_max", "lp_max_warm", "range_rows", "simplex_state"]
 
 RANGES_OK, RANGES_EMPTY, RANGES_FAILED = 0, 1, 2
 _PIVOT_TOL = 1e-11
@@ -151,6 +151,15 @@ def _simplex(T, rhs, basis, where, x, lo, hi, c, max_pivots):
 
 
 @jit
+def simplex_state(r, d):
+    """Buffers of a bounded simplex over d variables and r equations (+ r artificials):
+    ``(T, rhs, basis, where, x, blo, bhi)``, the tableau zeroed."""
+    n = d + r
+    return (np.zeros((r, n)), np.empty(r), np.empty(r, dtype=np.int64), np.empty(n, dtype=np.int64),
+            np.empty(n), np.empty(n), np.empty(n))
+
+
+@jit
 def _phase1(V, beta, lo, hi):
     """A basic feasible solution of ``{V x = beta, lo <= x <= hi}`` (artificials fixed at 0).
 
@@ -158,13 +167,7 @@ def _phase1(V, beta, lo, hi):
     RANGES_FAILED."""
     r, d = V.shape
     n = d + r
-    T = np.zeros((r, n))
-    rhs = np.empty(r)
-    basis = np.empty(r, dtype=np.int64)
-    where = np.empty(n, dtype=np.int64)
-    x = np.empty(n)
-    blo = np.empty(n)
-    bhi = np.empty(n)
+    T, rhs, basis, where, x, blo, bhi = simplex_state(r, d)
     for j in range(d):
         blo[j], bhi[j] = lo[j], hi[j]
         x[j] = lo[j]
@@ -245,18 +248,8 @@ def lp_max(V, beta, lo, hi, g, out):
     a RANGES_ status (RANGES_EMPTY: no feasible point). The compiled node LP of the
     branch and bound (docs/theory.md §6.6's simplex with one objective)."""
     r, d = V.shape
-    status, T, rhs, basis, where, x, blo, bhi = _phase1(V, beta, lo, hi)
-    if status != RANGES_OK:
-        return status
-    n = d + r
-    c = np.zeros(n)
-    for j in range(d):
-        c[j] = g[j]
-    if not _simplex(T, rhs, basis, where, x, blo, bhi, c, 50 * n):
-        return RANGES_FAILED
-    for j in range(d):
-        out[j] = min(max(x[j], lo[j]), hi[j])
-    return RANGES_OK
+    T, rhs, basis, where, xs, blo, bhi = simplex_state(r, d)
+    return lp_max_warm(V, beta, lo, hi, g, out, T, rhs, basis, where, xs, blo, bhi, False)
 
 
 @jit
