@@ -112,17 +112,45 @@ def _run(step: str) -> None:
 
 
 def warmup(steps=None, progress=None) -> float:
-    """Compile every kernel now (or the methods in ``steps``, names from :data:`STEPS`);
-    returns the seconds it took. A warm cache makes this take a fraction of a second.
+    """Compile the kernels now instead of on their first use.
 
+    Each step uses one method on a small fixed problem (d = 8, rank 3), so its kernels are
+    compiled with the signatures production calls use and written to numba's on-disk
+    cache; later processes load them in well under a second.
+
+    Parameters
+    ----------
+    steps : str or sequence of str, optional
+        Names from :data:`STEPS` (the methods, ``"ranges"``, ``"bnb"``, and the kernels
+        only some problems reach: ``"rcc1_segment"``, ``"sets"``, ``"cls_gelsd"``).
+        Default: all of them.
+    progress : callable, optional
+        Called as ``progress(step, seconds)`` after each step.
+
+    Returns
+    -------
+    float
+        Seconds taken (a fraction of a second when the cache is already warm).
+
+    Raises
+    ------
+    InvalidInputError
+        If a step is not one of :data:`STEPS` (checked before any work).
+
+    Examples
+    --------
     >>> import chebcenter
     >>> chebcenter.warmup(["half"]) >= 0.0
     True
     """
+    from ._errors import InvalidInputError
+
+    todo = STEPS if steps is None else ((steps,) if isinstance(steps, str) else tuple(steps))
+    bad = [step for step in todo if step not in STEPS]
+    if bad:
+        raise InvalidInputError(f"steps: unknown warm-up step {bad[0]!r}; choose from {', '.join(STEPS)}")
     t0 = time.perf_counter()
-    for step in STEPS if steps is None else steps:
-        if step not in STEPS:
-            raise ValueError(f"steps: unknown warm-up step {step!r}; choose from {', '.join(STEPS)}")
+    for step in todo:
         t = time.perf_counter()
         _run(step)
         if progress is not None:

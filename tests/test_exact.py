@@ -12,7 +12,7 @@ from tolerances import TOL
 import chebcenter as cc
 from chebcenter._exact_kernels import PIVOT_OK, PIVOT_TOO_MANY, PIVOT_UNSURE, min_enclosing_ball, pivot_vertices
 from chebcenter._ranges_kernel import lp_max
-from chebcenter.methods.exact import candidate_count, slice_vertices
+from chebcenter.methods.exact import _start_direction, candidate_count, slice_vertices
 
 
 def _same_set(V1, V2, tol):
@@ -47,7 +47,7 @@ def _walk(P, q, capacity=10**6, x0=None):
     beta = P.Vr @ q
     if x0 is None:
         x0 = np.empty(P.d)
-        assert lp_max(P.Vr, beta, P.lo, P.hi, np.sin(1.0 + 2.718281828 * np.arange(P.d)), x0) == 0
+        assert lp_max(P.Vr, beta, P.lo, P.hi, _start_direction(P.d), x0) == 0
     return pivot_vertices(P.Vr, beta, P.lo, P.hi, x0, capacity, 100 * P.box_tol, 1e-9)
 
 

@@ -17,8 +17,11 @@ def test_warmup_runs_the_named_steps_and_names_a_bad_one():
     seen = []
     assert cc.warmup(["half", "ranges"], progress=lambda step, s: seen.append(step)) >= 0.0
     assert seen == ["half", "ranges"]
-    with pytest.raises(ValueError, match="steps: unknown warm-up step 'nope'"):
-        cc.warmup(["nope"])
+    with pytest.raises(cc.InvalidInputError, match="steps: unknown warm-up step 'nope'"):
+        cc.warmup(["half", "nope"])   # checked before any work
+    seen.clear()
+    cc.warmup("half", progress=lambda step, s: seen.append(step))   # one name, not its letters
+    assert seen == ["half"]
     assert set(_warmup.ORDER) <= set(cc.METHODS) | {"ranges", "bnb"}   # the methods, in order of first use
 
 
