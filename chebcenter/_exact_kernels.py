@@ -309,7 +309,10 @@ def pivot_vertices(Vr, beta, lo, hi, x0, capacity, degen_tol, pivot_tol):
     flip): one ratio test per edge, no basis that leads nowhere is ever formed. A vertex
     is keyed by its basis and the bounds of its nonbasic coordinates (two d-bit masks in
     one int64, so d <= 31) in an open-addressing hash set; its basic values are recomputed
-    from a fresh inverse when it is expanded, so nothing drifts along the walk.
+    from ``B^{-1} beta`` and ``B^{-1} Vr`` when it is expanded. Those are kept per distinct
+    basis: factorised afresh, or (for a basis first met through a pivot) the parent's
+    updated by that pivot, at most ``_MAX_UPDATES`` times in a row, so rounding cannot
+    accumulate along the walk.
 
     The walk proves completeness only while every visited vertex is simple: if one is not
     (or a basis is singular to ``pivot_tol``), it stops with PIVOT_UNSURE and the caller
@@ -359,8 +362,9 @@ def pivot_vertices(Vr, beta, lo, hi, x0, capacity, degen_tol, pivot_tol):
     xF = np.empty(r)
     F = np.empty(r, dtype=np.int64)
     G = np.empty(r * d)
-    # per distinct basis (many vertices share one: 5-40x on random slices), computed once:
-    # its coordinate order Fs, Hs = B^{-1} beta and Gs = B^{-1} Vr (r x d, flattened)
+    # per distinct basis (many vertices share one: 5-40x on random slices), computed once,
+    # by a factorisation or by a pivot update (_pivot_basis): its coordinate order Fs,
+    # Hs = B^{-1} beta and Gs = B^{-1} Vr (r x d, flattened)
     btable = np.full(256, -1, dtype=np.int64)
     bslot = np.empty(256, dtype=np.int64)
     n_bases = 0

@@ -113,6 +113,7 @@ class Polytope:
         magnitude = max(np.abs(self._h1).max(initial=0.0), np.abs(self._b1).max(initial=0.0))
         self._set_frame(np.zeros(n), magnitude if magnitude > 0 else 1.0)
         self._check_bounded()
+        self._point_radius = None  # set when the set is one point up to the feasibility tolerance
         self._refine_frame()
 
     # -- the normalised frame x = t + s y ----------------------------------------------------
@@ -150,6 +151,9 @@ class Polytope:
             # (up to that tolerance): keep the scale, move to the point, stop refining
             if w <= 10 * self._tol * (1 + np.abs(self.hu).max(initial=0.0)):
                 self._set_frame(self._t + self._s * mid, self._s)
+                # the box (computed with the tolerance) contains the set, and its middle is
+                # now the frame's origin: its half-diagonal bounds every distance from there
+                self._point_radius = float(np.linalg.norm(hi - lo)) / 2
                 return
             done = np.abs(mid).max() <= 0.25 and 0.5 <= w <= 2.0
             self._set_frame(self._t + self._s * mid, self._s * w)
@@ -314,25 +318,16 @@ class Polytope:
     def _rcc1(self, t0, solver):
         if self.p == 0:
             return CenterResult(self._to_x(self.x0), 0.0, Status.OPTIMAL, "rcc1", time.perf_counter() - t0)
+        if self._point_radius is not None:
+            # one point up to the tolerance: the SDP may have no interior, and the relaxation
+            # of a point is the point
+            return CenterResult(self._to_x(np.zeros(self.d)), self._point_radius * self._s, Status.OPTIMAL, "rcc1",
+                                time.perf_counter() - t0,
+                                extras={"note": "the set is a single point up to the feasibility tolerance; "
+                                                "radius: half the diagonal of its bounding box"})
         Qs, gs, ts, n_pairs = self.quadratic_form()
-        res = _ebt_result(Qs, gs, ts, solver, t0, lambda u: self._to_x(self.x0 + self.W @ u), self._s, self.d,
-                          {"n_quadratic": n_pairs, "n_linear": len(ts) - n_pairs})
-        if res.status is Status.SOLVER_ERROR:
-            # a set that is one point up to the feasibility tolerance can leave the SDP without
-            # an interior; the relaxation of a point is the point: answer it from the LP bounding
-            # box (computed with the tolerance, so it contains the set), whose half-diagonal bounds
-            # every distance from its middle
-            box = self._bounding_box()
-            if box is not None:
-                lo, hi = box
-                if float(np.max(hi - lo)) / 2 <= 10 * self._tol * (1 + np.abs(self.hu).max(initial=0.0)):
-                    mid = (lo + hi) / 2
-                    return CenterResult(self._to_x(mid), float(np.linalg.norm(hi - lo)) / 2 * self._s, Status.OPTIMAL,
-                                        "rcc1", time.perf_counter() - t0,
-                                        extras={"note": "the set is a single point up to the feasibility tolerance; "
-                                                        "radius: half the diagonal of its bounding box",
-                                                "solver_status": res.extras.get("solver_status")})
-        return res
+        return _ebt_result(Qs, gs, ts, solver, t0, lambda u: self._to_x(self.x0 + self.W @ u), self._s, self.d,
+                           {"n_quadratic": n_pairs, "n_linear": len(ts) - n_pairs})
 
     # -- inscribed ------------------------------------------------------------------------
     def _inscribed(self, t0):

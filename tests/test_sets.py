@@ -168,7 +168,8 @@ def test_unbounded_empty_and_bad_input():
 def test_rcc1_on_a_polytope_that_is_one_point_up_to_the_tolerance():
     """Found by the ci profile (seed 2027): a box slice through two box faces whose polytope
     is a single point; Clarabel's SDP reported it infeasible, and rcc1 ended SOLVER_ERROR.
-    The relaxation of a point is the point: now answered from the LP bounding box."""
+    The relaxation of a point is the point: the frame refinement, which finds the set's LP
+    bounding box, recognises it, and rcc1 answers from that box."""
     A = np.array([[-0.98218815, 1.08727136, 0.10286271, -1.33841978, -0.08943544],
                   [-1.23238151, -0.04565618, 0.37460019, 0.97261621, 0.23831707],
                   [0.36803063, 0.36650541, 1.62116619, -1.9204483, -1.71460793],
