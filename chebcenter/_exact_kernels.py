@@ -221,6 +221,7 @@ def enumerate_vertices(Vr, beta, lo, hi, capacity, feas_tol, pivot_tol):
 #: pivot_vertices result codes: every vertex listed; more than ``capacity``; not provably
 #: complete (a degenerate or nearly singular basis was met: the caller enumerates instead)
 PIVOT_OK, PIVOT_TOO_MANY, PIVOT_UNSURE = 0, 1, 2
+_NEED_ROOM = 3  # internal: the walk stopped for the caller to grow its arrays
 _HASH_MUL = -7046029254386353131  # 0x9E3779B97F4A7C15 as int64 (Fibonacci hashing)
 
 
@@ -261,22 +262,22 @@ _MAX_UPDATES = 6
 
 
 @jit
-def _pivot_basis(G, Hs, Fs, Gs, gens, bi, nbi, leave, j, d, r):
+def _pivot_basis(Hs, Fs, Gs, gens, bi, nbi, leave, j, d, r):
     """Basis ``nbi`` = basis ``bi`` with coordinate ``j`` entering at position ``leave``:
-    ``B'^{-1} = E B^{-1}`` for the elementary E of the pivot on ``g = G[:, j]``, applied to
-    ``G = B^{-1} Vr`` (here flattened, the current basis's) and ``Hs = B^{-1} beta``."""
-    inv = 1.0 / G[leave * d + j]
+    ``B'^{-1} = E B^{-1}`` for the elementary E of the pivot on column j of
+    ``Gs[bi] = B^{-1} Vr`` (r x d, flattened), applied to it and to ``Hs[bi] = B^{-1} beta``."""
+    inv = 1.0 / Gs[bi, leave * d + j]
     hl = Hs[bi, leave] * inv
     for k in range(d):
-        Gs[nbi, leave * d + k] = G[leave * d + k] * inv
+        Gs[nbi, leave * d + k] = Gs[bi, leave * d + k] * inv
     Hs[nbi, leave] = hl
     for a in range(r):
         Fs[nbi, a] = Fs[bi, a]
         if a == leave:
             continue
-        ga = G[a * d + j]
+        ga = Gs[bi, a * d + j]
         for k in range(d):
-            Gs[nbi, a * d + k] = G[a * d + k] - ga * Gs[nbi, leave * d + k]
+            Gs[nbi, a * d + k] = Gs[bi, a * d + k] - ga * Gs[nbi, leave * d + k]
         Hs[nbi, a] = Hs[bi, a] - ga * hl
         Gs[nbi, a * d + j] = 0.0      # exactly the unit column of the entering coordinate
     Gs[nbi, leave * d + j] = 1.0
@@ -361,7 +362,6 @@ def pivot_vertices(Vr, beta, lo, hi, x0, capacity, degen_tol, pivot_tol):
     x = np.empty(d)
     xF = np.empty(r)
     F = np.empty(r, dtype=np.int64)
-    G = np.empty(r * d)
     # per distinct basis (many vertices share one: 5-40x on random slices), computed once,
     # by a factorisation or by a pivot update (_pivot_basis): its coordinate order Fs,
     # Hs = B^{-1} beta and Gs = B^{-1} Vr (r x d, flattened)
@@ -372,8 +372,46 @@ def pivot_vertices(Vr, beta, lo, hi, x0, capacity, degen_tol, pivot_tol):
     Hs = np.empty((64, r))
     Gs = np.empty((64, r * d))
     gens = np.empty((64, 1), dtype=np.int64)  # pivot updates since a fresh factorisation
-    head = 0
+    st = np.zeros(3, dtype=np.int64)   # the walk's state: head, count, n_bases
+    st[1] = count
+    while True:
+        code = _walk(Vr, beta, lo, hi, width, capacity, degen_tol, pivot_tol, st, V, bases, masks, table,
+                     btable, bslot, Fs, Hs, Gs, gens, B, binv, xn, x, xF, F)
+        if code != _NEED_ROOM:
+            return V, st[1], code
+        # room for one more expansion (at most d new vertices and d + 1 new bases). Growing
+        # here, outside the walk's loop, keeps that loop free of array reassignments, whose
+        # reference counting took a fifth of the walk's time.
+        count, n_bases = st[1], st[2]
+        if count + d > V.shape[0] and V.shape[0] < capacity:
+            room = min(max(2 * V.shape[0], count + d), capacity)
+            V, bases, masks = _longer(V, room), _longer(bases, room), _longer(masks, room)
+        while 2 * (count + d) > table.size:
+            table = _grow(table)
+        if n_bases + d + 1 > Fs.shape[0]:
+            nb = 2 * (n_bases + d + 1)
+            Fs, Hs, Gs, gens = _longer(Fs, nb), _longer(Hs, nb), _longer(Gs, nb), _longer(gens, nb)
+        while 2 * (n_bases + d + 1) > btable.size:
+            btable, bslot = _grow_map(btable, bslot)
+
+
+@jit
+def _walk(Vr, beta, lo, hi, width, capacity, degen_tol, pivot_tol, st, V, bases, masks, table,
+          btable, bslot, Fs, Hs, Gs, gens, B, binv, xn, x, xF, F):
+    """The breadth-first loop of :func:`pivot_vertices`, from ``head = st[0]`` while the
+    arrays have room for one more expansion. Returns a PIVOT code, or _NEED_ROOM (the
+    caller grows the arrays and calls again); the state ``(head, count, n_bases)`` is
+    written back to ``st``."""
+    r, d = Vr.shape
+    head, count, n_bases = st[0], st[1], st[2]
+    code = PIVOT_OK
+    glo = np.empty(r)   # the basic coordinates' distances to their bounds
+    ghi = np.empty(r)
     while head < count:
+        if ((count + d > V.shape[0] and V.shape[0] < capacity) or 2 * (count + d) > table.size
+                or n_bases + d + 1 > Fs.shape[0] or 2 * (n_bases + d + 1) > btable.size):
+            code = _NEED_ROOM
+            break
         umask = masks[head, 0]
         back = masks[head, 1]  # that edge leads to the vertex this one was found from
         bmask = 0
@@ -388,10 +426,8 @@ def pivot_vertices(Vr, beta, lo, hi, x0, capacity, degen_tol, pivot_tol):
                 for b in range(r):
                     B[b, a] = Vr[b, F[a]]
             if not _invert_in_place(B, binv, pivot_tol):
-                return V, count, PIVOT_UNSURE
-            if n_bases == Fs.shape[0]:
-                Fs, Hs, Gs = _longer(Fs, 2 * n_bases), _longer(Hs, 2 * n_bases), _longer(Gs, 2 * n_bases)
-                gens = _longer(gens, 2 * n_bases)
+                code = PIVOT_UNSURE
+                break
             bi = n_bases
             n_bases += 1
             gens[bi, 0] = 0
@@ -409,12 +445,8 @@ def pivot_vertices(Vr, beta, lo, hi, x0, capacity, degen_tol, pivot_tol):
                         Gs[bi, a * d + j] += f * Vr[b, j]
             btable[s_] = bmask
             bslot[s_] = bi
-            if 2 * n_bases > btable.size:
-                btable, bslot = _grow_map(btable, bslot)
         for a in range(r):
             F[a] = Fs[bi, a]
-        for k in range(r * d):
-            G[k] = Gs[bi, k]
         # x_F = B^{-1} beta - G_N x_N, from the vertex's exact nonbasic bounds
         for j in range(d):
             x[j] = V[head, j]
@@ -424,32 +456,37 @@ def pivot_vertices(Vr, beta, lo, hi, x0, capacity, degen_tol, pivot_tol):
         for a in range(r):
             s = Hs[bi, a]
             for j in range(d):
-                s -= G[a * d + j] * xn[j]
+                s -= Gs[bi, a * d + j] * xn[j]
             i = F[a]
             if not (lo[i] + degen_tol < s < hi[i] - degen_tol):
-                return V, count, PIVOT_UNSURE  # degenerate (or drifted): not provably simple
+                code = PIVOT_UNSURE  # degenerate (or drifted): not provably simple
+                break
             xF[a] = s
+            glo[a] = s - lo[i]
+            ghi[a] = hi[i] - s
             x[i] = s
             V[head, i] = s
+        if code != PIVOT_OK:
+            break
         for j in range(d):
             if (bmask >> j) & 1 or width[j] == 0.0 or j == back:
                 continue
             up = (umask >> j) & 1
             sgn = -1.0 if up else 1.0    # x_j moves off its bound into the box
-            step = width[j]
+            # the ratio test; the shortest step so far is the fraction bnum / bden, so
+            # the loop has no division
+            bnum = width[j]
+            bden = 1.0
             leave = -1
-            leave_up = 0
+            leave_up = False
             for a in range(r):
-                rate = -sgn * G[a * d + j]  # d x_F[a] / d step
-                i = F[a]
-                if rate < -pivot_tol:
-                    gap = xF[a] - lo[i]
-                    if gap < -rate * step:
-                        step, leave, leave_up = gap / -rate, a, 0
-                elif rate > pivot_tol:
-                    gap = hi[i] - xF[a]
-                    if gap < rate * step:
-                        step, leave, leave_up = gap / rate, a, 1
+                g = Gs[bi, a * d + j]
+                rate = g if up else -g  # d x_F[a] / d step
+                absr = abs(rate)
+                gap = ghi[a] if rate > 0.0 else glo[a]
+                if absr > pivot_tol and gap * bden < bnum * absr:
+                    bnum, bden, leave, leave_up = gap, absr, a, rate > 0.0
+            step = bnum / bden
             if leave < 0:
                 nb = bmask
                 nu = umask ^ (1 << j)
@@ -464,15 +501,13 @@ def pivot_vertices(Vr, beta, lo, hi, x0, capacity, degen_tol, pivot_tol):
             if table[slot] == key:
                 continue
             if count >= capacity:
-                return V, count, PIVOT_TOO_MANY
-            if count == room:
-                room = min(2 * room, capacity)
-                V, bases, masks = _longer(V, room), _longer(bases, room), _longer(masks, room)
+                code = PIVOT_TOO_MANY
+                break
             table[slot] = key
             for i in range(d):
                 V[count, i] = x[i]
             for a in range(r):
-                V[count, F[a]] = xF[a] - sgn * step * G[a * d + j]
+                V[count, F[a]] = xF[a] - sgn * step * Gs[bi, a * d + j]
                 bases[count, a] = F[a]
             if leave < 0:
                 V[count, j] = lo[j] if up else hi[j]
@@ -484,23 +519,19 @@ def pivot_vertices(Vr, beta, lo, hi, x0, capacity, degen_tol, pivot_tol):
                 if gens[bi, 0] < _MAX_UPDATES:  # the new basis from this one by one pivot (r x d work)
                     s2 = _slot(btable, nb)
                     if btable[s2] != nb:
-                        if n_bases == Fs.shape[0]:
-                            Fs, Hs, Gs = _longer(Fs, 2 * n_bases), _longer(Hs, 2 * n_bases), _longer(Gs, 2 * n_bases)
-                            gens = _longer(gens, 2 * n_bases)
                         nbi = n_bases
                         n_bases += 1
-                        _pivot_basis(G, Hs, Fs, Gs, gens, bi, nbi, leave, j, d, r)
+                        _pivot_basis(Hs, Fs, Gs, gens, bi, nbi, leave, j, d, r)
                         btable[s2] = nb
                         bslot[s2] = nbi
-                        if 2 * n_bases > btable.size:
-                            btable, bslot = _grow_map(btable, bslot)
             masks[count, 0] = nu
             masks[count, 1] = j if leave < 0 else F[leave]
             count += 1
-            if 2 * count > table.size:
-                table = _grow(table)
+        if code != PIVOT_OK:
+            break
         head += 1
-    return V, count, PIVOT_OK
+    st[0], st[1], st[2] = head, count, n_bases
+    return code
 
 
 @jit
