@@ -41,9 +41,9 @@ import numpy as np
 from scipy.optimize import linprog
 
 from ._exact_kernels import certified_ball
-from ._jit import jit
+from ._jit import jit, jit_noalloc
 from ._kernels import argsort_into
-from ._ranges_kernel import RANGES_EMPTY, RANGES_OK, lp_max, lp_max_warm, simplex_state
+from ._ranges_kernel import RANGES_EMPTY, RANGES_OK, lp_max, lp_max_warm, simplex_state, warm_phase2
 
 __all__ = ["bnb_center"]
 
@@ -58,7 +58,7 @@ def knapsack_lp(g, a, beta, l, u, x):
     return knapsack_lp_work(g, a, beta, l, u, x, np.empty(d), np.empty(d, dtype=np.int64), np.empty(d, dtype=np.int64))
 
 
-@jit
+@jit_noalloc
 def knapsack_lp_work(g, a, beta, l, u, x, key, order, tmp):
     """``max g^T x`` s.t. ``a^T x = beta``, ``l <= x <= u`` (one equation), written into x.
 
@@ -237,6 +237,7 @@ def farthest_point_dfs(V, beta, lo, hi, c, threshold, slack, max_nodes, max_dept
     SXS = np.empty((depth_lp, n))
     SHAS = np.zeros(max_depth, dtype=np.bool_)
     T, rhs, basis, where, xs, blo, bhi = simplex_state(r, d)
+    cost = np.empty(n)
     for i in range(d):
         SL[0, i] = lo[i]
         SU[0, i] = hi[i]
@@ -257,6 +258,8 @@ def farthest_point_dfs(V, beta, lo, hi, c, threshold, slack, max_nodes, max_dept
     no_tmp = np.empty(0, dtype=np.int64)
     for i in range(d):
         order[i] = i
+    a0 = V[0]   # r = 1: the equation (one view, not one per node)
+    b0 = beta[0]
     complete = True
     while top > 0:
         top -= 1
@@ -280,11 +283,11 @@ def farthest_point_dfs(V, beta, lo, hi, c, threshold, slack, max_nodes, max_dept
             g[i] = l[i] + u[i] - 2.0 * c[i]
         if r == 1:
             if top == 0 and nodes == 1:
-                code = knapsack_lp_work(g, V[0], beta[0], l, u, x, key, order, tmp)
+                code = knapsack_lp_work(g, a0, b0, l, u, x, key, order, tmp)
             else:
                 for i in range(d):
                     order[i] = SO[top, i]
-                code = knapsack_lp_work(g, V[0], beta[0], l, u, x, key, order, no_tmp)
+                code = knapsack_lp_work(g, a0, b0, l, u, x, key, order, no_tmp)
             if code == -2:
                 continue
         else:
@@ -297,7 +300,10 @@ def farthest_point_dfs(V, beta, lo, hi, c, threshold, slack, max_nodes, max_dept
                 for i in range(n):
                     where[i] = SWH[top, i]
                     xs[i] = SXS[top, i]
-            st = lp_max_warm(V, beta, l, u, g, x, T, rhs, basis, where, xs, blo, bhi, SHAS[top])
+            if warm_phase2(V, l, u, g, x, T, rhs, basis, where, xs, blo, bhi, cost, SHAS[top]):
+                st = RANGES_OK
+            else:  # no warm start, or it failed: phase 1 from scratch
+                st = lp_max_warm(V, beta, l, u, g, x, T, rhs, basis, where, xs, blo, bhi, False)
             if st == RANGES_EMPTY:
                 continue
             if st != RANGES_OK:

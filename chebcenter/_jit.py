@@ -16,3 +16,8 @@ __all__ = ["jit"]
 def jit(fn):
     """Compile ``fn`` in nopython mode with the project's fixed settings."""
     return numba.njit(cache=True, nogil=True, fastmath=False)(fn)
+
+
+def jit_noalloc(fn):
+    """:func:`jit` without numba's reference counting (``_nrt=False``)."""
+    return numba.njit(cache=True, nogil=True, fastmath=False, _nrt=False)(fn)

@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from ._jit import jit
+from ._jit import jit, jit_noalloc
 
 __all__ = ["RANGES_EMPTY", "RANGES_FAILED", "RANGES_OK", "lp_max", "lp_max_warm", "range_rows", "simplex_state"]
 
@@ -64,7 +64,7 @@ def _knapsack(v, beta, lo, hi, lower, upper):
     return RANGES_OK
 
 
-@jit
+@jit_noalloc
 def _pivot(T, rhs, basis, row, col):
     """Gauss-Jordan pivot of the tableau ``[T | rhs]`` on ``(row, col)``."""
     r, n = T.shape
@@ -82,7 +82,7 @@ def _pivot(T, rhs, basis, row, col):
     basis[row] = col
 
 
-@jit
+@jit_noalloc
 def _basic_values(T, rhs, basis, where, x):
     """``x_B = B^{-1} beta - sum_{j nonbasic} (B^{-1} a_j) x_j`` (recomputed: no drift)."""
     r, n = T.shape
@@ -94,7 +94,7 @@ def _basic_values(T, rhs, basis, where, x):
         x[basis[k]] = s
 
 
-@jit
+@jit_noalloc
 def _simplex(T, rhs, basis, where, x, lo, hi, c, max_pivots):
     """Maximise ``c^T x`` from the current basic feasible solution (Bland's rule).
 
@@ -262,31 +262,56 @@ def lp_max_warm(V, beta, lo, hi, g, out, T, rhs, basis, where, xs, blo, bhi, war
     and phase 2 from scratch. Falls back to the cold start if the warm basis is not feasible
     or the pivots run out. Leaves the final state in the buffers; returns a RANGES_ status."""
     r, d = V.shape
+    c = np.empty(d + r)
+    if warm_phase2(V, lo, hi, g, out, T, rhs, basis, where, xs, blo, bhi, c, warm):
+        return RANGES_OK
+    return _cold_phase2(V, beta, lo, hi, out, T, rhs, basis, where, xs, blo, bhi, c)
+
+
+@jit_noalloc
+def warm_phase2(V, lo, hi, g, out, T, rhs, basis, where, xs, blo, bhi, c, warm):
+    """The warm start of :func:`lp_max_warm` alone, in the caller's buffers (``c``: d + r).
+
+    Sets the bounds ``blo, bhi`` and the cost ``c``; then, if ``warm``, re-solves from the
+    state's basis. True if that reached the optimum (written to ``out``); False if there was
+    no warm start, its basis is infeasible or the pivots ran out (the caller starts cold).
+    Allocation-free and compiled without reference counting: it runs once per node of the
+    branch and bound (numba's per-call reference counts of its 13 array arguments cost a
+    fifth of a node)."""
+    r, d = V.shape
     n = d + r
     for j in range(d):
         blo[j], bhi[j] = lo[j], hi[j]
+        c[j] = g[j]
     for k in range(r):
         blo[d + k], bhi[d + k] = 0.0, 0.0
-    c = np.zeros(n)
+        c[d + k] = 0.0
+    if not warm:
+        return False
+    for j in range(n):
+        if where[j] < 0:
+            xs[j] = blo[j]
+        elif where[j] > 0:
+            xs[j] = bhi[j]
+    _basic_values(T, rhs, basis, where, xs)
+    for k in range(r):
+        b = basis[k]
+        tol = _FEAS_TOL * (1.0 + abs(blo[b]) + abs(bhi[b]))
+        if not (blo[b] - tol <= xs[b] <= bhi[b] + tol):
+            return False
+    if not _simplex(T, rhs, basis, where, xs, blo, bhi, c, 50 * n):
+        return False
     for j in range(d):
-        c[j] = g[j]
-    if warm:
-        for j in range(n):
-            if where[j] < 0:
-                xs[j] = blo[j]
-            elif where[j] > 0:
-                xs[j] = bhi[j]
-        _basic_values(T, rhs, basis, where, xs)
-        feasible = True
-        for k in range(r):
-            b = basis[k]
-            tol = _FEAS_TOL * (1.0 + abs(blo[b]) + abs(bhi[b]))
-            if not (blo[b] - tol <= xs[b] <= bhi[b] + tol):
-                feasible = False
-        if feasible and _simplex(T, rhs, basis, where, xs, blo, bhi, c, 50 * n):
-            for j in range(d):
-                out[j] = min(max(xs[j], lo[j]), hi[j])
-            return RANGES_OK
+        out[j] = min(max(xs[j], lo[j]), hi[j])
+    return True
+
+
+@jit
+def _cold_phase2(V, beta, lo, hi, out, T, rhs, basis, where, xs, blo, bhi, c):
+    """Phase 1 from scratch, then phase 2 for the cost ``c`` with the bounds ``blo, bhi``
+    that :func:`warm_phase2` set; the final state goes to the buffers."""
+    r, d = V.shape
+    n = d + r
     status, T0, rhs0, basis0, where0, x0, blo0, bhi0 = _phase1(V, beta, lo, hi)
     if status != RANGES_OK:
         return status
