@@ -162,15 +162,18 @@ def bnb_center(prob, q, gap_tol=1e-6, max_nodes=20_000_000, max_rounds=2_000):
     if x0 is None:
         return None, np.nan, np.nan, None, {"rounds": 0, "nodes": nodes, "complete": False,
                                             "working_set": 0}
-    points = [x0]
+    # the working set, in x and in u = W^T (x - q) (the MEB is taken in u); both grow by
+    # whole rounds, and only the new points are transformed
+    P = x0[None, :].copy()
+    U = np.ascontiguousarray((P - q) @ W)
     best = (np.inf, x0.copy(), None)  # (upper radius, its center, its support)
     low = 0.0
     complete = False
     rounds = 0
+    c_prev = None
     for rounds in range(1, max_rounds + 1):  # noqa: B007 - the count is reported after the loop
-        P = np.array(points)
-        U = np.ascontiguousarray((P - q) @ W)
-        c_u, radius, low_k, sup, _ = certified_ball(U)
+        c_u, radius, low_k, sup, _ = certified_ball(U, start=c_prev)  # the last round's ball: a short walk
+        c_prev = c_u
         low = max(low, low_k)
         c_x = q + W @ c_u
         # nothing beyond thr certifies the gap: the search prunes at its bound + 1e-12 (1 + bound),
@@ -194,15 +197,19 @@ def bnb_center(prob, q, gap_tol=1e-6, max_nodes=20_000_000, max_rounds=2_000):
         # the farthest and up to p more of the points found beyond the ball, farthest first
         # (several cuts per round: far fewer rounds)
         beyond.sort(key=lambda item: -item[0])
-        added = [x]
+        added = np.empty((prob.p + 1, x.size))
+        added[0] = x
+        n_added = 1
         for _, y in beyond:
-            if len(added) > prob.p:
+            if n_added > prob.p:
                 break
-            if min(np.max(np.abs(y - z)) for z in added) > 1e-9:
-                added.append(y)
-        points.extend(added)
+            if np.abs(added[:n_added] - y).max(axis=1).min() > 1e-9:
+                added[n_added] = y
+                n_added += 1
+        P = np.concatenate([P, added[:n_added]])
+        U = np.ascontiguousarray(np.concatenate([U, (added[:n_added] - q) @ W]))
     upper, center, support = best
-    info = {"rounds": rounds, "nodes": nodes, "complete": complete, "working_set": len(points)}
+    info = {"rounds": rounds, "nodes": nodes, "complete": complete, "working_set": P.shape[0]}
     return np.clip(center, lo, hi), upper, low, support, info
 
 

@@ -572,8 +572,12 @@ def _circumcenter(P, T, k, center, lam, work, rhs, sol):
 
 
 @jit
-def min_enclosing_ball(P, maxit):
-    """Minimum enclosing ball of the rows of ``P`` (n x dim).
+def min_enclosing_ball(P, maxit, start):
+    """Minimum enclosing ball of the rows of ``P`` (n x dim), walking from the center ``start``.
+
+    Any ``start`` is correct (the walk begins with the ball about it through the farthest
+    point, which encloses every point); one near the answer, such as the ball of a subset
+    found before, saves most of the walk.
 
     Returns ``(center, radius, lower, support, n_support, status)``:
     ``radius = max_j ||P_j - center||`` (an enclosing radius, honest whatever
@@ -590,7 +594,7 @@ def min_enclosing_ball(P, maxit):
     work = np.empty((cap, cap))
     rhs = np.empty(cap)
     sol = np.empty(cap)
-    c = P[0].copy()
+    c = start.copy()
     caff = np.empty(dim)
     direction = np.empty(dim)
     far = 0
@@ -694,14 +698,15 @@ def min_enclosing_ball(P, maxit):
     return c, math.sqrt(radius2), math.sqrt(lower2), support, k, status
 
 
-def certified_ball(P, gap_tol=1e-9):
+def certified_ball(P, gap_tol=1e-9, start=None):
     """:func:`min_enclosing_ball` made robust to degenerate supports.
 
     The walk can stop on an affinely dependent support (cospherical points, common at
     the vertices of box slices). Its answers are certified both ways (``radius`` encloses
     every point, ``lower`` is a dual bound), so it is rerun on up to three other point
     orders (reversed, two fixed permutations) until ``radius - lower <= gap_tol (1 +
-    radius)``. Returns ``(center, radius, lower, support, status)`` where, if no run
+    radius)``. The first run walks from ``start`` (default: the first point), the others
+    from their first point. Returns ``(center, radius, lower, support, status)`` where, if no run
     certifies, ``radius``/``center`` come from the run with the smallest radius, ``lower``
     is the largest lower bound of all runs and ``status`` is that of the last run (non-zero).
     """
@@ -714,7 +719,8 @@ def certified_ball(P, gap_tol=1e-9):
     status = 1
     for order in orders[:1] if n <= 1 else orders:
         pts = P if order is None else np.ascontiguousarray(P[order])
-        c, radius, low, sup, k, status = min_enclosing_ball(pts, maxit)
+        c0 = pts[0] if order is not None or start is None else np.asarray(start, dtype=np.float64)
+        c, radius, low, sup, k, status = min_enclosing_ball(pts, maxit, np.ascontiguousarray(c0))
         support = sup[:k] if order is None else order[sup[:k]]
         lower = max(lower, low)
         if best is None or radius < best[1]:

@@ -110,7 +110,7 @@ def test_exact_center_matches_socp_on_brute_force_vertices(inst):
 @pytest.mark.parametrize("n,dim", [(1, 3), (2, 2), (7, 2), (50, 3), (400, 6), (40, 12)])
 def test_meb_kernel_vs_socp_random_clouds(seed, n, dim):
     P = np.random.default_rng(seed).standard_normal((n, dim))
-    c, radius, lower, sup, k, status = min_enclosing_ball(P, 10_000)
+    c, radius, lower, sup, k, status = min_enclosing_ball(P, 10_000, P[0].copy())
     c_ref, t_ref = meb_socp(P)
     assert status == 0
     assert abs(radius - t_ref) <= 1e-6 * (1 + t_ref)
@@ -118,6 +118,23 @@ def test_meb_kernel_vs_socp_random_clouds(seed, n, dim):
     assert_center_close(P, c, lower, c_ref)
     # support points on the sphere
     np.testing.assert_allclose(np.linalg.norm(P[sup[:k]] - c, axis=1), radius, rtol=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("start", ["mean", "far", "optimum", "support"])
+def test_meb_kernel_any_start(seed, start):
+    """The walk may start anywhere (the branch and bound starts it at the last round's
+    center): the same ball, checked against the SOCP, from inside, far outside, the answer
+    itself and a support point."""
+    P = np.random.default_rng(seed).standard_normal((300, 8))
+    c_ref, t_ref = meb_socp(P)
+    c0 = {"mean": P.mean(axis=0), "far": np.full(8, 1e3), "optimum": np.asarray(c_ref, dtype=float),
+          "support": P[np.argmax(np.linalg.norm(P - c_ref, axis=1))]}[start]
+    c, radius, lower, sup, k, status = min_enclosing_ball(P, 10_000, np.ascontiguousarray(c0))
+    assert status == 0
+    assert abs(radius - t_ref) <= 1e-6 * (1 + t_ref)
+    assert radius - lower <= 1e-9 * (1 + radius)
+    assert_center_close(P, c, lower, c_ref)
 
 
 @pytest.mark.parametrize("points,center,radius", [
@@ -133,7 +150,7 @@ def test_meb_kernel_vs_socp_random_clouds(seed, n, dim):
     (np.array([[1, 2.0], [1, 2.0]]), [1, 2], 0.0),
 ])
 def test_meb_planted(points, center, radius):
-    c, r, lower, sup, k, status = min_enclosing_ball(points, 1000)
+    c, r, lower, sup, k, status = min_enclosing_ball(points, 1000, points[0].copy())
     assert status == 0
     np.testing.assert_allclose(c, center, atol=1e-12)
     assert abs(r - radius) <= 1e-12
@@ -143,7 +160,7 @@ def test_meb_planted(points, center, radius):
 def test_meb_kernel_is_not_trivially_right():
     """The centroid is not the MEB center: a lopsided cloud tells them apart."""
     P = np.array([[0.0, 0.0], [0.1, 0.0], [0.05, 0.05], [10.0, 0.0]])
-    c, r, *_ = min_enclosing_ball(P, 1000)
+    c, r, *_ = min_enclosing_ball(P, 1000, P[0].copy())
     assert abs(c[0] - 5.0) < 1e-12 and abs(r - 5.0) < 1e-12
     assert np.linalg.norm(c - P.mean(axis=0)) > 1
 
