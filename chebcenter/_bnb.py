@@ -310,7 +310,7 @@ def farthest_point_dfs(V, beta, lo, hi, c, threshold, slack, max_nodes, max_dept
             if warm_phase2(V, l, u, g, x, T, rhs, basis, where, xs, blo, bhi, cost, SHAS[top]):
                 st = RANGES_OK
             else:  # no warm start, or it failed: phase 1 from scratch
-                st = lp_max_warm(V, beta, l, u, g, x, T, rhs, basis, where, xs, blo, bhi, False)
+                st = lp_max_warm(V, beta, l, u, g, x, T, rhs, basis, where, xs, blo, bhi, np.bool_(False))
             if st == RANGES_EMPTY:
                 continue
             if st != RANGES_OK:

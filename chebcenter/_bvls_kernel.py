@@ -198,7 +198,7 @@ def _min_norm_qr(A, b):
     if rmin <= 1e-8 * rmax:
         return np.empty(0)
     y = np.zeros(n)  # R^T y[:m] = b (R upper: R^T lower), then z = H_0 ... H_{m-1} y
-    forward_substitute(M, b, y, m, True)
+    forward_substitute(M, b, y, m, np.bool_(True))  # one specialisation for both flags
     for j in range(m - 1, -1, -1):
         s = y[j]
         for i in range(j + 1, n):

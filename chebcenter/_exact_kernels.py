@@ -334,7 +334,7 @@ def pivot_vertices(Vr, beta, lo, hi, x0, capacity, degen_tol, pivot_tol):
             return V, 0, PIVOT_UNSURE
     # the start: x0's coordinates strictly inside the box must form a basis
     k = 0
-    bmask = 0
+    bmask = np.int64(0)
     umask = 0
     for i in range(d):
         if x0[i] > lo[i] + degen_tol and x0[i] < hi[i] - degen_tol:
@@ -414,7 +414,7 @@ def _walk(Vr, beta, lo, hi, width, capacity, degen_tol, pivot_tol, st, V, bases,
             break
         umask = masks[head, 0]
         back = masks[head, 1]  # that edge leads to the vertex this one was found from
-        bmask = 0
+        bmask = np.int64(0)
         for a in range(r):
             bmask |= 1 << bases[head, a]
         s_ = _slot(btable, bmask)
@@ -477,7 +477,7 @@ def _walk(Vr, beta, lo, hi, width, capacity, degen_tol, pivot_tol, st, V, bases,
             # the loop has no division
             bnum = width[j]
             bden = 1.0
-            leave = -1
+            leave = np.int64(-1)
             leave_up = False
             for a in range(r):
                 g = Gs[bi, a * d + j]
@@ -609,7 +609,7 @@ def min_enclosing_ball(P, maxit, start):
             far = j
     T[0] = far
     in_T[far] = True
-    k = 1
+    k = np.int64(1)
     status = 1
     scale = math.sqrt(best) + 1e-300
     for _ in range(maxit):

@@ -226,7 +226,7 @@ def forward_substitute(T, rhs, out, n, upper):
 def cholesky_substitute(L, rhs, out, n):
     """Solve ``L L^T z = rhs[:n]`` into ``out`` for a lower factor ``L[:n, :n]`` (as left
     by :func:`cholesky_in_place`): forward, then backward substitution."""
-    forward_substitute(L, rhs, out, n, False)
+    forward_substitute(L, rhs, out, n, np.bool_(False))
     for i in range(n - 1, -1, -1):
         t = out[i]
         for k in range(i + 1, n):

@@ -60,10 +60,10 @@ def _nnls_one(A, G, b, maxiter, x):
     L = np.zeros((n, n))
     y = np.empty(n)
     z = np.empty(n)
-    k = 0
+    k = np.int64(0)
     it = 0
     while it < maxiter:
-        j = -1
+        j = np.int64(-1)
         wmax = kkt_tol
         for i in range(n):
             if not passive[i] and w[i] > wmax:
@@ -102,7 +102,7 @@ def _nnls_one(A, G, b, maxiter, x):
                 else:
                     order[kept] = i
                     kept += 1
-            k = 0  # rebuild the factor of the remaining passive set
+            k = np.int64(0)  # rebuild the factor of the remaining passive set
             survivors = order[:kept].copy()
             for a in range(kept):
                 if not _append_column(G, order, k, survivors[a], L):

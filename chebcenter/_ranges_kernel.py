@@ -102,7 +102,7 @@ def _simplex(T, rhs, basis, where, x, lo, hi, c, max_pivots):
     at an optimum, False when the pivot budget runs out or a pivot vanishes."""
     r, n = T.shape
     for _ in range(max_pivots):
-        enter = -1
+        enter = np.int64(-1)  # typed int64, not Literal[-1]: see _jit.py
         direction = 0.0
         for j in range(n):
             if where[j] == 0 or lo[j] == hi[j]:
@@ -119,7 +119,7 @@ def _simplex(T, rhs, basis, where, x, lo, hi, c, max_pivots):
         if enter < 0:
             return True
         theta = hi[enter] - lo[enter]  # a bound flip of the entering variable
-        leave = -1
+        leave = np.int64(-1)
         leave_to = 0
         for k in range(r):
             rate = -direction * T[k, enter]  # d x_{basis[k]} / d theta
@@ -200,7 +200,7 @@ def _phase1(V, beta, lo, hi):
         return RANGES_EMPTY, T, rhs, basis, where, x, blo, bhi
     for k in range(r):  # artificials leave the basis (degenerate pivots) and are fixed at 0
         if basis[k] >= d:
-            best, col = 0.0, -1
+            best, col = 0.0, np.int64(-1)
             for j in range(d):
                 if where[j] != 0 and abs(T[k, j]) > best:
                     best, col = abs(T[k, j]), j
@@ -249,7 +249,7 @@ def lp_max(V, beta, lo, hi, g, out):
     branch and bound (docs/theory.md §6.6's simplex with one objective)."""
     r, d = V.shape
     T, rhs, basis, where, xs, blo, bhi = simplex_state(r, d)
-    return lp_max_warm(V, beta, lo, hi, g, out, T, rhs, basis, where, xs, blo, bhi, False)
+    return lp_max_warm(V, beta, lo, hi, g, out, T, rhs, basis, where, xs, blo, bhi, np.bool_(False))
 
 
 @jit
@@ -336,8 +336,9 @@ def range_rows(V, Beta, lo, hi, Lower, Upper, status):
     r = V.shape[0]
     for n in range(Beta.shape[0]):
         if r == 0:
-            Lower[n] = lo
-            Upper[n] = hi
+            for i in range(lo.size):  # loops, not Lower[n] = lo: the shape check's error
+                Lower[n, i] = lo[i]   # formatting cost 2 s of compilation
+                Upper[n, i] = hi[i]
             status[n] = RANGES_OK
         elif r == 1:
             status[n] = _knapsack(V[0], Beta[n, 0], lo, hi, Lower[n], Upper[n])
