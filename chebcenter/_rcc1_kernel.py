@@ -231,7 +231,10 @@ def _finite_solve(H, rhs, out, n):
 #: warm start: the next row of a chunk starts at WARM_MIX * (previous alpha) + (1 - WARM_MIX) * 2
 #: (a convex combination of a feasible and a strictly feasible point: strictly feasible for
 #: every right-hand side, since feasibility depends on alpha only) with mu = WARM_MU.
-WARM_MIX = 0.9
+#: WARM_MIX 0.99 (was 0.9) cut a warm row from 10-11 Newton steps to 9 at d = 30-50, with
+#: the same fallbacks on corner-heavy slices (9 of 800); WARM_MU = 1e-4 or a mu drop of
+#: 1e-3 saved more steps but sent 4x more corner rows to cvxpy.
+WARM_MIX = 0.99
 WARM_MU = 1e-3
 
 
