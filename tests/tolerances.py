@@ -9,8 +9,6 @@ TOL = {
     "closed_form": 1e-11,
     # identities of docs/theory.md §2 evaluated two ways (sums of N*d squares)
     "identity": 1e-10,
-    # compiled dual-Newton projection vs Clarabel QP: Clarabel stops at ~1e-8 gaps
-    "rcc2_vs_qp": 2e-6,
     # radius of exact vs SOCP optimal value
     "exact_radius_vs_socp": 2e-6,
     # vertices: enumeration vs brute force, both from LU solves of O(1)-conditioned bases

@@ -32,6 +32,7 @@ import numpy as np
 from .._cvxpy import EbtDual, ProjectionQP, status_of
 from .._nnls_kernel import nnls_rows
 from .._parallel import row_blocks
+from .._ranges_kernel import RANGES_OK, range_rows
 from .._rcc1_kernel import CONVERGED, certify_rows, rcc1_barrier_rows, rcc1_segment_rows
 from .._validate import as_bool, as_positive_int, check_choice
 from ..results import Status
@@ -158,6 +159,8 @@ def rcc1(ctx: Context) -> MethodOutput:
     best = _Best(n, d)
     if solver in ("auto", "numba") and todo.size:
         todo = _rcc1_numba(ctx, todo, delta, centers, alphas, etas, route, best, check)
+    if todo.size:
+        todo = _point_rows(ctx, todo, delta, centers, alphas, etas, route, check)
     for k in todo:
         name = solver if solver in ("clarabel", "scs") else ("clarabel" if prob.p <= 12 else "scs")
         dual = _SOLVERS.get(prob, ("rcc1", name), lambda name=name: EbtDual(name, factors=prob.W))
@@ -195,6 +198,39 @@ def rcc1(ctx: Context) -> MethodOutput:
     if any(c is not None for c in check):
         extras["check"] = check
     return MethodOutput(centers, radii, codes, extras)
+
+
+def _point_rows(ctx, todo, delta, centers, alphas, etas, route, check):
+    """Rows whose S_F is one point as far as the checks can tell, answered from LP ranges.
+
+    The relaxation of a point has no interior: its dual weights grow without bound and
+    its value drowns in rounding (a barrier value of 1e17 was seen on a slice that meets
+    the box in one corner point), and an SDP solver's center misses the box by its own
+    tolerance. So the rows the compiled route could not certify get their LP ranges
+    (compiled, 2 d LPs each), widened by the rounding allowance. If the ball about the
+    projection of the midpoint (a point of S_F) through the farthest corner of those ranges
+    has a radius below the checks' floor (``_ORDER_FLOOR``), that ball is the answer: it
+    contains S_F, and nothing the relaxation could return is distinguishable from it.
+    The same rule answers point-like polytopes (:class:`chebcenter.Polytope`). Returns
+    the rows still open."""
+    prob = ctx.problem
+    n, d = todo.size, prob.d
+    Vr = np.ascontiguousarray(prob.Vr)
+    Beta = np.ascontiguousarray(ctx.Q[todo] @ Vr.T)
+    lower, upper = np.empty((n, d)), np.empty((n, d))
+    status = np.zeros(n, dtype=np.int64)
+    range_rows(Vr, Beta, prob.lo, prob.hi, lower, upper, status)
+    widen = (delta[todo] + 1e-9 * (1.0 + np.maximum(np.abs(prob.lo), np.abs(prob.hi)).max(initial=0.0)))[:, None]
+    C = ctx.projection()[todo]
+    reach = np.sqrt(np.sum(np.maximum(C - (lower - widen), (upper + widen) - C) ** 2, axis=1))
+    point = (status == RANGES_OK) & np.isfinite(reach) & np.all(np.isfinite(C), axis=1) & (reach <= _ORDER_FLOOR)
+    for j in np.flatnonzero(point):
+        k = todo[j]
+        centers[k], alphas[k], etas[k] = C[j], 0.0, reach[j] ** 2
+        route[k] = (f"{route[k]}; " if route[k] else "") + \
+            "one point up to rounding: the ball through the corners of its LP ranges"
+        check[k] = None
+    return todo[~point]
 
 
 class _Best:
