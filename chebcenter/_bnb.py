@@ -25,10 +25,10 @@ gap, which is at most ``sum_j (u_j - l_j)^2 / 4`` over them: the relaxation of a
 is nearly tight, which is what makes the search small. Branching splits the box at the
 fractional coordinate with the largest gap term, at the LP value. For r = 1 the LP is a
 continuous knapsack solved exactly by a compiled kernel (each node finishes its parent's
-ratio order by an insertion sort: 0.35 us per node at d = 31); for r > 1 it is the compiled
+ratio order by an insertion sort: 0.21-0.25 us per node at d = 26-41); for r > 1 it is the compiled
 bounded-variable simplex of :mod:`chebcenter._ranges_kernel`, started from the parent node's
 optimal basis (:func:`~chebcenter._ranges_kernel.lp_max_warm`: the parent's vertex stays
-feasible in both children, so phase 2 needs a few pivots; 1.3-1.8 us per node at r = 2..5,
+feasible in both children, so phase 2 needs a few pivots; 1.1-1.6 us per node at r = 3..5,
 d = 20..30, against 1.3 ms for HiGHS). The search is compiled for every rank
 (:func:`farthest_point_dfs`, depth first); a node whose simplex runs out of pivots keeps
 its parent's bound and marks the search incomplete (INACCURATE, never a wrong bound).
