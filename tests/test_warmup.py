@@ -73,3 +73,38 @@ def test_a_fresh_cache_is_warm_after_the_background_warmup(tmp_path):
     out = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, timeout=300,
                          env=dict(env, CHEBCENTER_WARMUP="0"))
     assert out.stdout.strip() == "False", out.stderr
+
+
+_LITERAL_SCAN = r"""
+import importlib, pkgutil
+import chebcenter
+from chebcenter import warmup
+from numba.core.registry import CPUDispatcher
+warmup()
+found = []
+for info in pkgutil.iter_modules(chebcenter.__path__):
+    if not info.name.startswith("_") or info.name == "__main__":
+        continue
+    mod = importlib.import_module("chebcenter." + info.name)
+    for name, obj in vars(mod).items():
+        if isinstance(obj, CPUDispatcher) and obj.__module__ == mod.__name__:
+            for sig in obj.signatures:
+                if any("Literal" in str(t) for t in sig):
+                    found.append(f"{info.name}.{name}{tuple(str(t) for t in sig)}")
+print("LITERAL:" + ";".join(found))
+"""
+
+
+@pytest.mark.slow
+def test_every_kernel_is_compiled_for_runtime_types_only(tmp_path):
+    """Compile time is a target (the cold start), and numba silently compiles a callee again
+    for a literal argument type (a variable initialised to ``-1`` reaching another kernel:
+    the simplex pivot was compiled three times). After every warm-up step, in a fresh
+    process with an empty cache (a kernel loaded from the cache does not retype its
+    callees, so only a fresh compilation shows them), no kernel may hold a Literal-typed
+    specialisation (chebcenter/_jit.py). About 25 s: marked slow."""
+    out = subprocess.run([sys.executable, "-c", _LITERAL_SCAN], capture_output=True, text=True, timeout=900,
+                         env=dict(os.environ, CHEBCENTER_WARMUP="0", NUMBA_CACHE_DIR=str(tmp_path)))
+    assert out.returncode == 0, out.stderr
+    line = [s for s in out.stdout.splitlines() if s.startswith("LITERAL:")][-1]
+    assert line == "LITERAL:", line
