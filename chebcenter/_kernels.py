@@ -184,12 +184,12 @@ def argsort_into(key, idx, tmp):
 @jit
 def cholesky_in_place(H, n, min_pivot):
     """Lower Cholesky factor of ``H[:n, :n]`` written into its lower triangle; False when
-    a squared pivot is ``<= min_pivot`` (not positive definite to working precision)."""
+    a squared pivot is ``<= min_pivot`` (not positive definite to working precision) or NaN."""
     for j in range(n):
         s = H[j, j]
         for k in range(j):
             s -= H[j, k] * H[j, k]
-        if s <= min_pivot:
+        if not s > min_pivot:
             return False
         ljj = math.sqrt(s)
         H[j, j] = ljj

@@ -421,3 +421,26 @@ def test_rcc1_on_a_slice_that_meets_the_box_in_one_corner_point():
         assert "one point" in r.extras["route"]
         np.testing.assert_allclose(r.center, x, atol=1e-9)
         assert worst_error(V, r.center) <= r.radius <= 1e-5
+
+
+@pytest.mark.parametrize("n", [5, 60, 95, 96, 150])
+def test_barrier_cholesky_on_both_sides_of_the_lapack_switch(n):
+    """The barrier's factorisations (chebcenter._rcc1_kernel._cholesky) are the project's own
+    below LAPACK_FROM = 96 and LAPACK's dpotrf from there on: both give numpy's factor on a
+    positive definite matrix, and both say False (never raise) on an indefinite one, a
+    semidefinite one and a NaN diagonal."""
+    from chebcenter._rcc1_kernel import LAPACK_FROM, _cholesky
+
+    assert LAPACK_FROM == 96
+    rng = np.random.default_rng(n)
+    X = rng.standard_normal((n, n))
+    M = X @ X.T + n * np.eye(n)
+    H = np.ascontiguousarray(M.copy())
+    assert _cholesky(H, n)
+    np.testing.assert_allclose(np.tril(H), np.linalg.cholesky(M), rtol=0, atol=1e-12 * np.abs(M).max())
+    for bad in (M - 2 * np.linalg.eigvalsh(M)[-1] * np.eye(n),   # indefinite
+                X[:, :n // 2] @ X[:, :n // 2].T):                  # singular
+        assert not _cholesky(np.ascontiguousarray(bad.copy()), n)
+    nan = M.copy()
+    nan[0, 0] = np.nan
+    assert not _cholesky(np.ascontiguousarray(nan), n)
