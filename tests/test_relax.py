@@ -444,3 +444,20 @@ def test_barrier_cholesky_on_both_sides_of_the_lapack_switch(n):
     nan = M.copy()
     nan[0, 0] = np.nan
     assert not _cholesky(np.ascontiguousarray(nan), n)
+
+
+@pytest.mark.parametrize("p,n", [(7, 9), (95, 100), (96, 3), (150, 160), (200, 1)])
+def test_barrier_triangular_solve_by_blocks(p, n):
+    """``_forward_rows`` (L^-1 B) runs by blocks of 48 rows from p = 96 on (the rows above a
+    block update it through one matrix product): the same answer as SciPy's triangular solve
+    on both sides of the switch, including a last block shorter than 48."""
+    from scipy.linalg import solve_triangular
+
+    from chebcenter._rcc1_kernel import _forward_rows
+
+    rng = np.random.default_rng(p)
+    L = np.tril(rng.standard_normal((p, p))) + p * np.eye(p)
+    B = rng.standard_normal((p, n))
+    G = _forward_rows(np.ascontiguousarray(L), np.ascontiguousarray(B), p)
+    ref = solve_triangular(L, B, lower=True)
+    np.testing.assert_allclose(G, ref, rtol=0, atol=1e-13 * np.abs(ref).max())
