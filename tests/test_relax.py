@@ -322,15 +322,16 @@ def test_compiled_nnls_certifies_alpha_one_exactly_where_scipy_does():
 
 def test_the_barrier_predictor_halves_the_newton_steps():
     """The predictor along the central path's tangent (chebcenter._rcc1_kernel) cuts cold rows
-    here from 29 Newton steps on average to 21 (measured with and without it). A broken
-    predictor would still give right answers, only slower: so the step count is bounded."""
+    here from 24.8 Newton steps on average to 15.9 (measured with and without it, cold starts
+    at mu = 0.1; from mu = 1 it was 29 to 21). A broken predictor would still give right
+    answers, only slower: so the step count is bounded."""
     rng = np.random.default_rng(3)
     A = rng.standard_normal((3, 30))
     B = rng.random((16, 30)) @ A.T
     r = cc.BoxSlice(A).centers(B, "rcc1", fast_path=False, warm_chunk=1)
     steps = [int(route.split("(")[1].split()[0]) for route in r.extras["route"]]
     assert r.counts() == {"OPTIMAL": 16}
-    assert np.mean(steps) <= 24, steps
+    assert np.mean(steps) <= 19, steps
 
 
 

@@ -33,7 +33,7 @@ from .._cvxpy import EbtDual, ProjectionQP, status_of
 from .._nnls_kernel import nnls_rows
 from .._parallel import row_blocks
 from .._ranges_kernel import RANGES_OK, range_rows
-from .._rcc1_kernel import CONVERGED, certify_rows, rcc1_barrier_rows, rcc1_segment_rows
+from .._rcc1_kernel import COLD_MU, CONVERGED, ROBUST_MU, certify_rows, rcc1_barrier_rows, rcc1_segment_rows
 from .._validate import as_bool, as_positive_int, check_choice
 from ..results import Status
 from ._types import Context, MethodOutput, MethodSpec, ProblemCache
@@ -250,9 +250,10 @@ def _rcc1_numba(ctx, todo, delta, centers, alphas, etas, route, best, check):
     """The compiled solvers on the positions ``todo``; returns the positions left for cvxpy.
 
     p = 1: the closed form. Otherwise the barrier kernel over the whole batch on all cores
-    with warm starts inside fixed chunks, then a cold re-solve (one row per chunk) of the
-    rows that fail their checks: a warm start may save Newton steps but never changes an
-    answer that is returned."""
+    with warm starts inside fixed chunks (cold starts at mu = COLD_MU), then a cold re-solve
+    from mu = ROBUST_MU, one row per chunk, of the rows that did not converge or fail their
+    checks: a warm start or the shorter cold start may save Newton steps but never changes
+    an answer that is returned."""
     prob = ctx.problem
     W = np.ascontiguousarray(prob.W)
     rows, chunk = todo, 1
@@ -261,12 +262,14 @@ def _rcc1_numba(ctx, todo, delta, centers, alphas, etas, route, best, check):
         label = "segment closed form ({} bisection steps)"
     else:
         chunk = max(1, min(ctx.options["warm_chunk"], rows.size // 8))
-        X, Alpha, Eta, ok, its = _barrier(ctx, rows, delta, W, chunk)
+        X, Alpha, Eta, ok, its = _barrier(ctx, rows, delta, W, chunk, COLD_MU)
         label = "numba barrier ({} Newton steps)"
     passed, why = _rcc1_checks(prob, ctx, rows, X, Eta, Alpha, delta)
-    if chunk > 1 and not np.all(passed | ~ok):
-        again = rows[ok & ~passed]
-        X2, A2, E2, ok2, its2 = _barrier(ctx, again, delta, W, 1)
+    failed = ~(ok & passed)
+    if prob.p > 1 and failed.any():
+        # every row that failed, re-solved alone from the robust cold start (mu = 1)
+        again = rows[failed]
+        X2, A2, E2, ok2, its2 = _barrier(ctx, again, delta, W, 1, ROBUST_MU)
         p2, why2 = _rcc1_checks(prob, ctx, again, X2, E2, A2, delta)
         pos = np.searchsorted(rows, again)
         for j, k in enumerate(pos):
@@ -324,8 +327,9 @@ def _segment(ctx, rows, delta, W):
 MU_MIN = 1e-9
 
 
-def _barrier(ctx, rows, delta, W, chunk):
-    """The barrier kernel on ``rows`` (chunks of ``chunk`` rows warm-started), certified."""
+def _barrier(ctx, rows, delta, W, chunk, cold_mu):
+    """The barrier kernel on ``rows`` (chunks of ``chunk`` rows warm-started, cold starts at
+    ``mu = cold_mu``), certified."""
     prob = ctx.problem
     Q = np.ascontiguousarray(ctx.Q[rows])
     C, T = _dual_data(prob, Q)
@@ -333,7 +337,7 @@ def _barrier(ctx, rows, delta, W, chunk):
     its = np.zeros(rows.size, dtype=np.int64)
     state = np.zeros(rows.size, dtype=np.int64)
     row_blocks(rows.size, chunk, lambda a, b: rcc1_barrier_rows(
-        W, C[a:b], T[a:b], A[a:b], its[a:b], state[a:b], MU_MIN, 150, chunk))
+        W, C[a:b], T[a:b], A[a:b], its[a:b], state[a:b], MU_MIN, 150, chunk, cold_mu))
     X, Eta, ok = _certify(prob, Q, A, delta[rows])
     return X, A, Eta, ok & (state == CONVERGED), its
 
