@@ -18,7 +18,7 @@ Every matrix function goes through the project's own Cholesky factorisation, so 
 singular or indefinite matrix is a status code, never an exception: one bad row cannot
 end a batch, and blocks of rows run on all cores (threads; the kernels are ``nogil``).
 
-Path following: start at ``alpha = 2`` (``M = 2 I``, strictly feasible) with ``mu = 1``;
+Path following: start at ``alpha = 2`` (``M = 2 I``, strictly feasible) with ``mu = cold_mu``;
 at each ``mu`` take damped Newton steps (fraction to the boundary, Armijo backtracking on
 the barrier merit, whose factorisations are reused by the next step) until the Newton
 decrement is below ``CENTERING mu d``; then divide ``mu`` by ``1/MU_FACTOR`` down to ``mu_min``.
