@@ -17,6 +17,8 @@ Two conventions keep compilation and calls cheap (both measured):
   decrement per array per call, which cost 25% of a branch-and-bound node whose LP kernel
   takes 9 arrays. The hot loops of the edge walk likewise never reassign an array variable
   (a reassigned array is reference-counted on every use).
+* No cfunc wrapper is built (``no_cfunc_wrapper``): the kernels are never passed as
+  first-class functions, so it would only be compiled and cached for nothing.
 """
 
 from __future__ import annotations

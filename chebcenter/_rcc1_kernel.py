@@ -14,8 +14,9 @@ With ``y = M^{-1} v`` and ``s_i = c_i - a_i^T y``:
 to the gradient and ``mu (K1 o K1) + mu diag(1/alpha^2)`` to the Hessian,
 ``K1 = W (M - I)^{-1} W^T``.
 
-Every matrix function goes through the project's own Cholesky factorisation, so a
-singular or indefinite matrix is a status code, never an exception: one bad row cannot
+Every matrix function goes through a Cholesky factorisation that reports failure (the
+project's own below order ``LAPACK_FROM``, LAPACK's dpotrf with its error caught from
+there on), so a singular or indefinite matrix is a status code, never an exception: one bad row cannot
 end a batch, and blocks of rows run on all cores (threads; the kernels are ``nogil``).
 
 Path following: start at ``alpha = 2`` (``M = 2 I``, strictly feasible) with ``mu = cold_mu``;
@@ -93,8 +94,6 @@ def _forward_rows(L, B, p):
                 G[i, j] *= inv
         i0 = i1
     return G
-
-
 
 
 @jit

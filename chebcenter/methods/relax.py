@@ -210,7 +210,8 @@ def _point_rows(ctx, todo, delta, centers, alphas, etas, route, check):
     (compiled, 2 d LPs each), widened by the rounding allowance. If the ball about the
     projection of the midpoint (a point of S_F) through the farthest corner of those ranges
     has a radius below the checks' floor (``_ORDER_FLOOR``), that ball is the answer: it
-    contains S_F, and nothing the relaxation could return is distinguishable from it.
+    contains S_F, and its radius is below the accuracy to which the checks can compare any
+    relaxation value there.
     The same rule answers point-like polytopes (:class:`chebcenter.Polytope`). Returns
     the rows still open."""
     prob = ctx.problem
