@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from . import theory
 from ._errors import ChebcenterError, InvalidInputError, MissingBackendError
-from ._warmup import start_background as _start_background
 from ._warmup import warmup
 from .methods import METHODS
 from .problem import BoxSlice, chebyshev_center
@@ -36,7 +35,3 @@ __all__ = [
     "theory",
     "warmup",
 ]
-
-# a fresh install: compile the kernels on the other core while this process starts working
-# (chebcenter._warmup; CHEBCENTER_WARMUP=0 turns it off)
-_start_background()

@@ -33,6 +33,8 @@ __all__ = [
     "prepare_rows",
     "project_points",
     "project_rows",
+    "row_products",
+    "rows_times",
 ]
 
 
@@ -69,6 +71,39 @@ def prepare_rows(B, Ur, s_r, Vr, p_mid, lo, hi, Q, H, residual, violation):
         for i in range(d):
             H[n, i] = q[i] + p_mid[i]
         violation[n] = box_violation(H[n], lo, hi)
+
+
+@jit
+def row_products(X, M, out):
+    """``out[n] = M @ X[n]`` for every row n, each sum taken in index order.
+
+    A BLAS product ``X @ M.T`` of a batch picks its kernel, and so its order of summation,
+    from the batch's shape (OpenBLAS has separate paths for small and edge blocks), so a row
+    could round differently alone, in a Dask block or in the whole batch. Here the result of
+    a row depends on that row and M only: the same bits in any batch that runs this kernel
+    (docs/theory.md, "What is reproducible")."""
+    n_rows, k = X.shape
+    r = M.shape[0]
+    for n in range(n_rows):
+        x = X[n]
+        for j in range(r):
+            s = 0.0
+            row = M[j]
+            for i in range(k):
+                s += row[i] * x[i]
+            out[n, j] = s
+
+
+def rows_times(X, M):
+    """``X @ M.T`` row by row through :func:`row_products` (see there): a new (n, r) array."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    M = np.ascontiguousarray(M, dtype=np.float64)
+    out = np.empty((X.shape[0], M.shape[0]))
+    if X.shape[0] and M.shape[0]:
+        row_products(X, M, out)
+    elif X.shape[0]:
+        out[:] = 0.0
+    return out
 
 
 @jit

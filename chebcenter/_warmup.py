@@ -1,56 +1,32 @@
-"""Compile every kernel ahead of first use, in the foreground or in a background process.
+"""Compile the kernels ahead of first use, on request only.
 
 numba compiles a kernel on its first call and caches the machine code on disk
-(``cache=True``), so only the first use of each method on a fresh install pays the
-compilation (docs/benchmarks.md, cold start). Two ways to take that cost out of the way:
+(``cache=True``), so only the first use of each method on a fresh install (or on a new CPU:
+numba's cache is per CPU name) pays the compilation (docs/benchmarks.md, cold start).
+Importing chebcenter does no work: no process, no thread, no compilation. To take the
+compilation out of the way ahead of time, ask for it:
 
-* :func:`warmup` (``python -m chebcenter warmup``): compile everything now, for example in
-  a Docker build or right after ``pip install``.
-* On the first ``import chebcenter`` whose cache is cold, :func:`start_background` starts
-  one detached process (``python -m chebcenter._warmup``) that compiles the methods in the
-  *reverse* of their usual order of first use, on the other core. When the main process
-  reaches a kernel that process has already cached, numba loads it from disk instead of
-  compiling it; when both reach the same kernel, the main process compiles it as it would
-  have anyway. The two meet in the middle, so the first use of every method costs about
-  half the compile time on a 2-core machine (measured in ``benchmarks/test_cold_start.py``).
-
-The background process is started only when: the cache of at least one kernel is missing
-or stale, the machine has at least 2 cores, ``CHEBCENTER_WARMUP`` is not ``0``, and no
-other warm-up holds the lock file next to the cache (one warm-up per install, a lock
-older than 15 minutes is taken as stale). It never raises: a warm-up that cannot start
-changes nothing but speed.
+* :func:`warmup` compiles the named steps (default: all) in this process, or, with
+  ``jobs=2``, split over two processes (a Docker build, a CI image);
+* ``python -m chebcenter warmup [--jobs N]`` does the same from the command line.
 """
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
 
 import numpy as np
 
-__all__ = ["EXTRAS", "ORDER", "STEPS", "cache_is_cold", "start_background", "warmup"]
+__all__ = ["EXTRAS", "ORDER", "STEPS", "cache_is_cold", "warmup"]
 
-#: the order in which a typical session first uses the methods (the benchmark's order);
-#: the background warm-up runs it backwards
+#: the order in which a typical session first uses the methods (the benchmark's order)
 ORDER = ("half", "half_star", "ls", "cls", "rcc2", "rcc1", "exact", "project", "auto", "ranges", "bnb")
 #: kernels only some problems reach (a rank-deficient A in cls, d - rank = 1 in rcc1, the
 #: general sets): compiled last
 EXTRAS = ("rcc1_segment", "sets", "cls_gelsd")
 STEPS = ORDER + EXTRAS
-
-_LOCK = "chebcenter-warmup.lock"
-_PROCESS = None
-
-
-class _Detached(subprocess.Popen):
-    """A child that may outlive this process: no "still running" warning when collected."""
-
-    def __del__(self):  # noqa: D105
-        pass
-
-_STALE_LOCK_S = 900.0
 
 
 def _kernels():
@@ -73,12 +49,6 @@ def cache_is_cold() -> bool:
         return any(not k._cache._cache_file._load_index() for k in _kernels())
     except Exception:  # pragma: no cover - a numba without these internals: assume warm
         return False
-
-
-def _cache_dir():
-    from ._rcc1_kernel import rcc1_barrier_rows
-
-    return rcc1_barrier_rows._cache._cache_path
 
 
 def _run(step: str) -> None:
@@ -111,12 +81,13 @@ def _run(step: str) -> None:
         P.centers(B, step)
 
 
-def warmup(steps=None, progress=None) -> float:
+def warmup(steps=None, progress=None, jobs: int = 1) -> float:
     """Compile the kernels now instead of on their first use.
 
     Each step uses one method on a small fixed problem (d = 8, rank 3), so its kernels are
     compiled with the signatures production calls use and written to numba's on-disk
-    cache; later processes load them in well under a second.
+    cache; later processes load them in well under a second. Nothing is compiled unless
+    this is called: importing chebcenter does no work.
 
     Parameters
     ----------
@@ -125,7 +96,14 @@ def warmup(steps=None, progress=None) -> float:
         only some problems reach: ``"rcc1_segment"``, ``"sets"``, ``"cls_gelsd"``).
         Default: all of them.
     progress : callable, optional
-        Called as ``progress(step, seconds)`` after each step.
+        Called as ``progress(step, seconds)`` after each step (with ``jobs > 1``: after
+        each worker, as ``progress("step1+step2+...", seconds)``).
+    jobs : int, default 1
+        Worker processes. ``1`` compiles here, in this process. ``jobs > 1`` splits the
+        steps round-robin over that many child processes (``python -m chebcenter._warmup``)
+        and waits for all of them; this process then loads the kernels from the cache on
+        first use. Compilation is single-threaded, so two jobs on two cores take about
+        half the time.
 
     Returns
     -------
@@ -135,7 +113,10 @@ def warmup(steps=None, progress=None) -> float:
     Raises
     ------
     InvalidInputError
-        If a step is not one of :data:`STEPS` (checked before any work).
+        If a step is not one of :data:`STEPS` or ``jobs`` is not a positive integer
+        (checked before any work).
+    RuntimeError
+        If a worker process fails (its standard error is in the message).
 
     Examples
     --------
@@ -144,61 +125,41 @@ def warmup(steps=None, progress=None) -> float:
     True
     """
     from ._errors import InvalidInputError
+    from ._validate import as_positive_int
 
     todo = STEPS if steps is None else ((steps,) if isinstance(steps, str) else tuple(steps))
     bad = [step for step in todo if step not in STEPS]
     if bad:
         raise InvalidInputError(f"steps: unknown warm-up step {bad[0]!r}; choose from {', '.join(STEPS)}")
+    jobs = as_positive_int("jobs", jobs)
     t0 = time.perf_counter()
-    for step in todo:
-        t = time.perf_counter()
-        _run(step)
-        if progress is not None:
-            progress(step, time.perf_counter() - t)
+    if jobs == 1 or len(todo) <= 1:
+        for step in todo:
+            t = time.perf_counter()
+            _run(step)
+            if progress is not None:
+                progress(step, time.perf_counter() - t)
+        return time.perf_counter() - t0
+    groups = [g for g in (todo[k::jobs] for k in range(jobs)) if g]
+    procs = [(g, subprocess.Popen([sys.executable, "-m", "chebcenter._warmup", *g], stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)) for g in groups]
+    failed = []
+    for g, proc in procs:
+        _, err = proc.communicate()
+        if proc.returncode != 0:
+            failed.append(f"{'+'.join(g)}: exit {proc.returncode}: {err.strip()[-2000:]}")
+        elif progress is not None:
+            progress("+".join(g), time.perf_counter() - t0)
+    if failed:
+        raise RuntimeError("warm-up worker failed: " + "; ".join(failed))
     return time.perf_counter() - t0
 
 
-def start_background():
-    """Start the background warm-up if the cache is cold (see the module docstring);
-    returns the process, or None when none was started."""
-    try:
-        if os.environ.get("CHEBCENTER_WARMUP", "1") == "0" or (os.cpu_count() or 1) < 2:
-            return None
-        if not cache_is_cold():
-            return None
-        lock = os.path.join(_cache_dir(), _LOCK)
-        try:
-            if time.time() - os.path.getmtime(lock) > _STALE_LOCK_S:
-                os.unlink(lock)
-        except OSError:
-            pass
-        try:
-            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-        except OSError:   # another warm-up runs, or the cache directory is not writable
-            return None
-        os.close(fd)
-        env = dict(os.environ, CHEBCENTER_WARMUP="0")
-        global _PROCESS
-        _PROCESS = _Detached([sys.executable, "-m", "chebcenter._warmup", lock], env=env,
-                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
-        return _PROCESS
-    except Exception:  # pragma: no cover - never let the warm-up break an import
-        return None
-
-
 def _main(argv) -> int:
-    lock = argv[0] if argv else None
-    try:
-        warmup(tuple(reversed(ORDER)) + EXTRAS)
-    finally:
-        if lock is not None:
-            try:
-                os.unlink(lock)
-            except OSError:
-                pass
+    """The worker process of ``warmup(jobs=N)``: compile the steps named in ``argv``."""
+    warmup(tuple(argv))
     return 0
 
 
-if __name__ == "__main__":  # pragma: no cover - the background process
+if __name__ == "__main__":  # pragma: no cover - a worker of warmup(jobs=N)
     sys.exit(_main(sys.argv[1:]))

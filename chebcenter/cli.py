@@ -70,12 +70,16 @@ def main(argv=None) -> int:
     demo.add_argument("--methods", nargs="*", choices=METHODS, help="subset of methods")
     warm = sub.add_parser("warmup", help="compile every kernel now (a fresh install compiles on first use)")
     warm.add_argument("--quiet", action="store_true", help="print nothing")
+    warm.add_argument("--jobs", type=int, default=1,
+                      help="worker processes to split the compilation over (default 1: this process)")
     args = parser.parse_args(argv)
     if args.command == "warmup":
         from ._warmup import warmup
 
+        if args.jobs < 1:
+            parser.error("--jobs must be >= 1")
         report = None if args.quiet else (lambda step, s: print(f"  {step:<13} {s:6.2f} s", flush=True))
-        total = warmup(progress=report)
+        total = warmup(progress=report, jobs=args.jobs)
         if not args.quiet:
             print(f"compiled in {total:.1f} s; later runs load the kernels from the cache")
         return 0

@@ -13,10 +13,13 @@ machines.
 * The compiled kernels load from numba's on-disk cache on each worker (compiled once per
   process at most, never per task).
 * Each block runs exactly :meth:`BoxSlice.centers`, so results equal the in-memory batch
-  row for row: bit-identical for the closed forms (half, ls, half_star, rcc2's compiled
-  projection, cls), within the solver tolerance for rcc1 (its warm starts run in fixed
-  chunks inside a block, so block boundaries can change the Newton path, never the
-  certified answer beyond the solver's tolerance) and exact.
+  row for row. For half, ls, half_star, rcc2, cls and project that is bit for bit where
+  the workers run the same compiled kernels as the client (same CPU target, numba, NumPy
+  and BLAS): each row's answer is computed from that row alone, by kernels that never
+  multiply across the batch (docs/theory.md §6.7). On a cluster of mixed CPUs it holds to
+  rounding. rcc1 agrees within its solver tolerance (its warm starts run in fixed chunks
+  inside a block, so block boundaries can change the Newton path, never the certified
+  answer beyond the solver's tolerance), and exact within its certified gap.
 
 Dask is an optional dependency: ``pip install -e ".[distributed]"``. Without it, importing
 this module works and :func:`centers` raises :class:`chebcenter.MissingBackendError`

@@ -8,14 +8,33 @@ import pytest
 import chebcenter as cc
 
 
-@pytest.mark.parametrize("method", cc.METHODS)
+@pytest.mark.parametrize("method", [m for m in cc.METHODS if m != "half"])
 def test_unique_solution_every_method_returns_it(method):
+    """Every estimate of S_F returns its one point; ``half`` is not one (next test)."""
     A = np.array([[2.0, 1.0], [1.0, 3.0]])
     x = np.array([0.25, 0.75])
     r = cc.BoxSlice(A).center(A @ x, method=method)
     assert r.status is cc.Status.OPTIMAL
     np.testing.assert_allclose(r.center, x, atol=1e-12)
     assert r.radius == 0.0
+
+
+def test_half_stays_the_box_midpoint_when_the_slice_is_one_point():
+    """``half`` is the know-nothing baseline: the box midpoint with the half-diagonal radius
+    on every nonempty slice, also when A x = b (alone, or with fixed coordinates) leaves
+    one point. It used to return that point with radius 0."""
+    A = np.array([[2.0, 1.0], [1.0, 3.0]])
+    r = cc.BoxSlice(A).center(A @ np.array([0.25, 0.75]), method="half")
+    assert r.status is cc.Status.OPTIMAL
+    assert r.center.tolist() == [0.5, 0.5] and r.radius == np.sqrt(0.5)
+    # x0 fixed at 0.3 by its box, x0 + x1 = 1 determines x1 = 0.7
+    P = cc.BoxSlice([[1.0, 1.0]], lo=[0.3, 0.0], hi=[0.3, 1.0])
+    r = P.center([1.0], method="half")
+    assert r.status is cc.Status.OPTIMAL
+    assert r.center.tolist() == [0.3, 0.5] and r.radius == 0.5
+    assert P.center([1.0], method="half_star").center.tolist() == pytest.approx([0.3, 0.7], abs=1e-15)
+    # an empty slice is INFEASIBLE for half too
+    assert P.center([5.0], method="half").status is cc.Status.INFEASIBLE
 
 
 @pytest.mark.parametrize("method", cc.METHODS)

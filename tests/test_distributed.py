@@ -1,7 +1,10 @@
 """Dask batches on a real cluster: a LocalCluster with 2 worker processes on loopback,
-started and stopped here. Every method equals the in-memory batch row for row (closed
-forms bit-identical; rcc1 and exact within their solver tolerance), bad rows included; a
-worker killed mid-run does not change the answer."""
+started and stopped here. Every method equals the in-memory batch row for row, bad rows
+included; a worker killed mid-run does not change the answer. The workers are processes on
+this machine, so they run the client's compiled kernels on the same bytes: there the
+closed forms, rcc2 and project are bit-identical by construction (docs/theory.md §6.7;
+tests/test_reproducible.py checks the same over random blockings in one process). rcc1
+and exact agree within their solver tolerance."""
 
 from __future__ import annotations
 

@@ -258,21 +258,29 @@ def test_15_options_and_set_inputs_are_checked_and_named(name, call):
         call()
 
 
-def test_a_center_the_projection_cannot_move_goes_to_an_lp_point_of_the_slice():
+def test_a_center_the_projection_cannot_move_goes_to_a_point_of_the_slice():
     """A slice that is a point at the feasibility tolerance, through a box corner (found by
     the ci profile): no rcc1 route certifies it and the compiled projection does not
-    converge. The row used to end SOLVER_ERROR; it is now moved to an LP point of S_F,
-    INACCURATE with the reason, its radius grown by the distance moved (still a bound)."""
+    converge. The row used to end SOLVER_ERROR; it is now moved to a point of S_F,
+    INACCURATE with the reason, its radius grown by the distance moved (still a bound).
+
+    A is ill-conditioned (sigma_min 4e-9), so an LP point that meets ``Vr x = beta`` to
+    HiGHS's 1e-7 can be 5e-8 off ``A x = b`` (measured on an AVX2 machine): more than the
+    library's own membership test (problem.MEMBERSHIP_TOL) allows. The point is now the
+    box least-squares one, whose residual is at rounding level; the test holds it to that
+    membership contract, ``1e-9 (sigma_max (||c|| + 1) + ||b||)``, on any machine."""
     A = np.array([[0.57103451, 1.43966201, -0.08314044, -1.19325978],
                   [0.48822934, 1.42404352, -0.13048956, -1.22439821],
                   [0.29557776, -0.69707931, 0.40056131, 0.9069587]])
     lo = np.array([-0.71564277, -0.57101178, 0.09799127, -0.72237015])
     hi = np.array([0.99245078, 1.13034463, 1.61778484, -0.01697137])
     x = np.array([0.99245078, 1.13034463, 1.61778484, -0.5939642])
-    r = cc.BoxSlice(A, lo, hi).center(A @ x, "rcc1")
+    b = A @ x
+    r = cc.BoxSlice(A, lo, hi).center(b, "rcc1")
     assert r.status is cc.Status.INACCURATE
-    assert "LP point of S_F" in r.extras["check"]
+    assert "point of S_F" in r.extras["check"]
     assert r.box_violation == 0.0
-    assert r.residual <= 1e-8 * (1 + np.linalg.norm(A @ x))
+    sigma_max = np.linalg.norm(A, 2)
+    assert r.residual <= 1e-9 * (sigma_max * (np.linalg.norm(r.center) + 1.0) + np.linalg.norm(b))
     # the radius bounds the distance to the planted point, which lies in S_F to rounding
     assert np.linalg.norm(r.center - x) <= r.radius

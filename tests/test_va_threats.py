@@ -92,6 +92,32 @@ def test_agnostic_attack_never_reads_scores_and_defaults_by_rank():
     assert va.agnostic_attack(full, am4, Y).methods == ("ls",)
 
 
+def test_the_adversary_model_takes_its_classes_from_the_target_model():
+    """Labels that miss a class: with ``classes=model`` the AM scores every column the model
+    releases, so refining and the agnostic attack accept k-column scores (without it they
+    refused them: the AM knew 3 of 4 classes)."""
+    model = _model(4, 4, 3, 9)
+    rng = np.random.default_rng(1)
+    Y = rng.random((300, 4))
+    lab = np.arange(300) % 3                              # class 3 never seen by the adversary
+    X = rng.random((300, 3))
+    scores = model.predict_proba(Y, X)
+    with pytest.raises(cc.InvalidInputError):               # the old behaviour, still the default
+        va.refine_adversary_model(va.train_adversary_model(Y, lab), Y[:50], scores[:50])
+    am = va.train_adversary_model(Y, lab, classes=model)
+    assert am.classes.tolist() == list(model.classes) and am.predict_proba(Y).shape == (300, 4)
+    assert np.all(am.predict_proba(Y)[:, 3] > 0)
+    ram = va.refine_adversary_model(am, Y[:50], scores[:50])
+    assert ram.predict_proba(Y).shape == (300, 4)
+    assert va.agnostic_attack(model, ram, Y).reconstructions["ls"].shape == (300, 3)
+    am2 = va.train_adversary_model(Y, lab, classes=list(model.classes))   # a plain list works too
+    np.testing.assert_array_equal(am2.V, am.V)
+    with pytest.raises(cc.InvalidInputError, match="labels not in classes"):
+        va.train_adversary_model(Y, lab + 10, classes=model)
+    with pytest.raises(cc.InvalidInputError, match="at least 2 distinct"):
+        va.train_adversary_model(Y, lab, classes=[0, 0, 1])
+
+
 def test_am_and_ram_losses_and_lambda_matters():
     Y, X, lab = _correlated(800, 2)
     model = va.train_vfl_model(Y, X, lab)

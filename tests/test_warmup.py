@@ -1,11 +1,10 @@
-"""The warm-up: compile ahead of first use, in the foreground or one background process."""
+"""The warm-up: compile ahead of first use, on request only; an import does no work."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -27,51 +26,74 @@ def test_warmup_runs_the_named_steps_and_names_a_bad_one():
 
 def test_cli_warmup_compiles_and_reports():
     out = subprocess.run([sys.executable, "-m", "chebcenter", "warmup"], capture_output=True, text=True,
-                         timeout=600, env=dict(os.environ, CHEBCENTER_WARMUP="0"))
+                         timeout=600)
     assert out.returncode == 0, out.stderr
     for step in _warmup.STEPS:
         assert step in out.stdout
     assert "compiled in" in out.stdout
 
 
-def test_background_start_needs_a_cold_cache_two_cores_no_opt_out_and_the_lock(tmp_path, monkeypatch):
-    """One warm-up per install: the lock next to the cache admits one process, which removes
-    it when done; a lock older than 15 minutes is stale; CHEBCENTER_WARMUP=0 and a warm
-    cache start nothing."""
-    monkeypatch.setattr(_warmup, "_cache_dir", lambda: str(tmp_path))
-    monkeypatch.delenv("CHEBCENTER_WARMUP", raising=False)
-    monkeypatch.setattr(_warmup, "cache_is_cold", lambda: False)
-    assert _warmup.start_background() is None                  # warm: nothing to do
-    monkeypatch.setattr(_warmup, "cache_is_cold", lambda: True)
-    monkeypatch.setenv("CHEBCENTER_WARMUP", "0")
-    assert _warmup.start_background() is None                  # opted out
-    monkeypatch.delenv("CHEBCENTER_WARMUP")
-    lock = tmp_path / _warmup._LOCK
-    proc = _warmup.start_background()
-    assert proc is not None and lock.exists()
-    assert _warmup.start_background() is None                  # the lock is held
-    assert proc.wait(timeout=600) == 0
-    assert not lock.exists()                                   # released when done
-    lock.write_text("")
-    old = time.time() - 2 * _warmup._STALE_LOCK_S
-    os.utime(lock, (old, old))
-    proc = _warmup.start_background()                          # a stale lock is taken over
-    assert proc is not None
-    assert proc.wait(timeout=600) == 0
+def test_warmup_jobs_split_the_steps_over_worker_processes_and_report_a_failure(monkeypatch):
+    seen = []
+    assert cc.warmup(["half", "half_star", "ls"], progress=lambda step, s: seen.append(step), jobs=2) >= 0.0
+    assert sorted(seen) == ["half+ls", "half_star"]           # round-robin over two workers
+    with pytest.raises(cc.InvalidInputError, match="jobs must be an integer >= 1; got 0"):
+        cc.warmup(["half"], jobs=0)
+    monkeypatch.setattr(_warmup, "STEPS", _warmup.STEPS + ("nope",))   # a step the worker refuses
+    with pytest.raises(RuntimeError, match="warm-up worker failed: nope: exit 1"):
+        cc.warmup(["half", "nope"], jobs=2)
+
+
+_IMPORT_PROBE = r"""
+import os, sys
+def tasks():
+    return len(os.listdir("/proc/self/task"))
+def children():
+    out = []
+    for t in os.listdir("/proc/self/task"):
+        with open(f"/proc/self/task/{t}/children") as f:
+            out += f.read().split()
+    return out
+# the dependencies first: OpenBLAS starts its own thread pool when numpy loads it
+import numpy, scipy.linalg, scipy.optimize, scipy.special, numba, cvxpy, sklearn.linear_model, matplotlib, tqdm
+before = tasks()
+import chebcenter, vflattack, chebcenter.distributed, vflattack.cli
+print("THREADS", before, tasks())
+print("CHILDREN", ",".join(children()) or "none")
+print("COMPILED", sum(len(getattr(obj, "signatures", ())) for mod in list(sys.modules.values())
+                      if getattr(mod, "__name__", "").startswith("chebcenter") for obj in vars(mod).values()
+                      if type(obj).__name__ == "CPUDispatcher"))
+"""
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="reads /proc (Linux)")
+def test_import_starts_no_process_no_thread_and_compiles_nothing(tmp_path):
+    """A library import does no work: in a fresh interpreter with an empty numba cache,
+    importing chebcenter and vflattack (and their CLI and Dask modules) starts no child
+    process, no thread beyond those the dependencies start themselves, and compiles no
+    kernel. (The old import started a background warm-up process on a cold cache: this
+    test failed on it.)"""
+    out = subprocess.run([sys.executable, "-c", _IMPORT_PROBE], capture_output=True, text=True, timeout=300,
+                         env=dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path)))
+    assert out.returncode == 0, out.stderr
+    lines = dict(line.split(" ", 1) for line in out.stdout.splitlines())
+    before, after = lines["THREADS"].split()
+    assert after == before, lines
+    assert lines["CHILDREN"] == "none", lines
+    assert lines["COMPILED"] == "0", lines
+    assert not list(tmp_path.rglob("*.nbi")), "an import wrote to the numba cache"
 
 
 @pytest.mark.slow
-def test_a_fresh_cache_is_warm_after_the_background_warmup(tmp_path):
-    """In an empty numba cache, importing chebcenter starts the warm-up; once it has finished
-    a new process finds every kernel cached."""
+def test_a_fresh_cache_is_warm_after_warmup_with_two_jobs(tmp_path):
+    """``python -m chebcenter warmup --jobs 2`` in an empty numba cache: afterwards a new
+    process finds every kernel cached."""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
-    env.pop("CHEBCENTER_WARMUP", None)
-    code = "import chebcenter, chebcenter._warmup as w; p = w._PROCESS; print(p is not None); p and p.wait()"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900, env=env)
-    assert out.returncode == 0 and out.stdout.strip() == "True", out.stderr
+    out = subprocess.run([sys.executable, "-m", "chebcenter", "warmup", "--jobs", "2"], capture_output=True,
+                         text=True, timeout=900, env=env)
+    assert out.returncode == 0, out.stderr
     check = "import chebcenter._warmup as w; print(w.cache_is_cold())"
-    out = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, timeout=300,
-                         env=dict(env, CHEBCENTER_WARMUP="0"))
+    out = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, timeout=300, env=env)
     assert out.stdout.strip() == "False", out.stderr
 
 
@@ -104,7 +126,7 @@ def test_every_kernel_is_compiled_for_runtime_types_only(tmp_path):
     callees, so only a fresh compilation shows them), no kernel may hold a Literal-typed
     specialisation (chebcenter/_jit.py). About 25 s: marked slow."""
     out = subprocess.run([sys.executable, "-c", _LITERAL_SCAN], capture_output=True, text=True, timeout=900,
-                         env=dict(os.environ, CHEBCENTER_WARMUP="0", NUMBA_CACHE_DIR=str(tmp_path)))
+                         env=dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path)))
     assert out.returncode == 0, out.stderr
     line = [s for s in out.stdout.splitlines() if s.startswith("LITERAL:")][-1]
     assert line == "LITERAL:", line

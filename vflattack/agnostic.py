@@ -59,9 +59,52 @@ def _targets(codes, k):
     return T
 
 
-def train_adversary_model(Y_train: Any, labels_train: Any, *, l2: float = 1e-3, rng: Any = 0,
-                          max_iter: int = 500) -> AdversaryModel:
+def _codes_in(labels: Any, classes: Any, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """Labels as positions in a given class list (a sequence, or a model's ``classes``)."""
+    cls = np.asarray(classes.classes if isinstance(classes, VFLModel) else classes)
+    if cls.ndim != 1 or cls.size < 2 or np.unique(cls).size != cls.size:
+        raise InvalidInputError(f"classes must be a list of at least 2 distinct labels (or the target model); "
+                                f"got {cls.tolist() if cls.ndim <= 1 else cls.shape}")
+    lab = np.asarray(labels)
+    if lab.shape != (n_rows,):
+        raise InvalidInputError(f"labels_train must have shape ({n_rows},): one label per sample; got shape {lab.shape}")
+    pos = {c: i for i, c in enumerate(cls.tolist())}
+    unknown = sorted({v for v in lab.tolist() if v not in pos}, key=str)
+    if unknown:
+        raise InvalidInputError(f"labels_train holds labels not in classes {cls.tolist()}: {unknown[:5]}")
+    return np.array([pos[v] for v in lab.tolist()], dtype=np.int64), cls
+
+
+def train_adversary_model(Y_train: Any, labels_train: Any, *, classes: Any = None, l2: float = 1e-3,
+                          rng: Any = 0, max_iter: int = 500) -> AdversaryModel:
     """AM: L2 logistic regression of the labels on the active features only (L-BFGS).
+
+    Parameters
+    ----------
+    Y_train : array_like, shape (N, f)
+        The active party's features of its training samples.
+    labels_train : array_like, shape (N,)
+        Their labels.
+    classes : array_like or VFLModel, optional
+        The class list, in the order of the target model's score columns: a sequence of
+        labels, or the :class:`VFLModel` under attack (its ``classes``). Default: the
+        classes that occur in ``labels_train``, sorted. Pass it whenever the adversary's
+        labels may miss a class (a small or skewed sample): the adversary model must give
+        a score for every column the target releases, or the attacks that compare the two
+        refuse the scores. A class with no training label gets its score from the
+        regularised fit (small, never zero).
+    l2 : float, default 1e-3
+        Weight of ``(l2/2) ||V||^2``.
+    rng : seed or Generator, default 0
+        The start point's tiny random perturbation.
+    max_iter : int, default 500
+        L-BFGS iterations.
+
+    Raises
+    ------
+    InvalidInputError
+        If a label is not in ``classes``, ``classes`` repeats a label or has fewer than 2,
+        or (without ``classes``) the labels hold fewer than 2 classes.
 
     Examples
     --------
@@ -73,7 +116,10 @@ def train_adversary_model(Y_train: Any, labels_train: Any, *, l2: float = 1e-3, 
     (300, 2)
     """
     Y = as_2d("Y_train", Y_train)
-    codes, classes = as_labels("labels_train", labels_train, Y.shape[0])
+    if classes is None:
+        codes, classes = as_labels("labels_train", labels_train, Y.shape[0])
+    else:
+        codes, classes = _codes_in(labels_train, classes, Y.shape[0])
     k, f = classes.size, Y.shape[1]
     theta0 = 1e-6 * np.random.default_rng(rng).standard_normal(k * (f + 1))
     T = _targets(codes, k)

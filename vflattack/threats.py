@@ -145,7 +145,7 @@ def run_threat_audit(dataset: str = "breast_cancer", n_passive: int = 10, seeds:
         real = model.predict_proba(Y, X)
         rank = model.box_slice.rank
         est = default_estimator(model)
-        am = train_adversary_model(Ytr, Ltr, rng=seed)
+        am = train_adversary_model(Ytr, Ltr, classes=model, rng=seed)
         ram = refine_adversary_model(am, F[obs][:, active], model.predict_proba(F[obs][:, active], F[obs][:, passive]),
                                      lam=lam)
         wb, am_mse, am_err = _mse_affine(model, real, am.predict_proba(Y), Y, X, est, with_error=True)

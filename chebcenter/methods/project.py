@@ -24,6 +24,7 @@ import dataclasses
 import numpy as np
 
 from .._errors import InvalidInputError
+from .._kernels import rows_times
 from .._parallel import row_blocks
 from .._qp_kernel import QP_OPTIMAL, project_metric_rows
 from .._validate import as_array
@@ -115,7 +116,7 @@ def project(ctx: Context) -> MethodOutput:
     elif start.any():
         rows = np.flatnonzero(start)
         Xs = np.ascontiguousarray(X[rows])
-        Beta = np.ascontiguousarray(ctx.Q[rows] @ prob.Vr.T)
+        Beta = rows_times(ctx.Q[rows], prob.Vr)
         Ar = np.ascontiguousarray(Anchor[rows])
         st = np.zeros(rows.size, dtype=np.int64)
         it = np.zeros(rows.size, dtype=np.int64)

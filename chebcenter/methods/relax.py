@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._cvxpy import EbtDual, ProjectionQP, status_of
+from .._kernels import rows_times
 from .._nnls_kernel import nnls_rows
 from .._parallel import row_blocks
 from .._ranges_kernel import RANGES_OK, range_rows
@@ -217,7 +218,7 @@ def _point_rows(ctx, todo, delta, centers, alphas, etas, route, check):
     prob = ctx.problem
     n, d = todo.size, prob.d
     Vr = np.ascontiguousarray(prob.Vr)
-    Beta = np.ascontiguousarray(ctx.Q[todo] @ Vr.T)
+    Beta = rows_times(ctx.Q[todo], Vr)
     lower, upper = np.empty((n, d)), np.empty((n, d))
     status = np.zeros(n, dtype=np.int64)
     range_rows(Vr, Beta, prob.lo, prob.hi, lower, upper, status)
