@@ -1,4 +1,5 @@
-"""Command line: ``python -m chebcenter demo`` compares every method on a planted batch.
+"""Command line: ``python -m chebcenter demo`` compares every method on a planted batch;
+``warmup`` compiles the kernels ahead of use; ``bench`` regenerates the speed table.
 
 The embedded default needs no download: a seeded random system with a planted
 x in the unit box, every method of :data:`chebcenter.METHODS` on the whole
@@ -72,7 +73,26 @@ def main(argv=None) -> int:
     warm.add_argument("--quiet", action="store_true", help="print nothing")
     warm.add_argument("--jobs", type=int, default=1,
                       help="worker processes to split the compilation over (default 1: this process)")
+    bench = sub.add_parser("bench", help="regenerate the speed table on this machine (markdown; about 3-5 min)")
+    bench.add_argument("--repeats", type=int, default=3, help="repeats of every row (default 3, at least 3)")
+    bench.add_argument("--only", nargs="*", metavar="ROW", help="a subset of the rows (names: see --list)")
+    bench.add_argument("--list", action="store_true", help="list the row names and exit")
+    bench.add_argument("--no-cold", action="store_true", help="skip the cold-start rows (about 1 min)")
+    bench.add_argument("--no-progress", action="store_true", help="no progress bar on standard error")
+    bench.add_argument("--out", help="also write the table to this file")
     args = parser.parse_args(argv)
+    if args.command == "bench":
+        from . import _bench
+
+        if args.list:
+            print("\n".join(list(_bench.CASES) + ["cold"]))
+            return 0
+        if args.repeats < 3:
+            parser.error("--repeats must be >= 3 (the table reports a spread)")
+        unknown = sorted(set(args.only or ()) - set(_bench.CASES) - {"cold"})
+        if unknown:
+            parser.error(f"--only: unknown row {unknown[0]!r}; see --list")
+        return _bench.main(args.repeats, args.only, args.out, not args.no_progress, not args.no_cold)
     if args.command == "warmup":
         from ._warmup import warmup
 

@@ -28,3 +28,34 @@ def test_bad_arguments_exit_with_usage():
     proc = subprocess.run([sys.executable, "-m", "chebcenter", "demo", "--d", "0"],
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 2 and "--d and --n must be >= 1" in proc.stderr
+
+
+def test_bench_table_reports_medians_spreads_and_ratios_of_given_times():
+    """The table's arithmetic on made-up times (not on the code's own measurements): the
+    ratio of each repeat is baseline / ours, the cell is its median with (min-max)."""
+    from chebcenter import _bench
+
+    row = _bench.Row("thing", "row", ours_1=[1e-6, 2e-6, 1e-6], ours_all=[5e-7, 5e-7, 1e-6],
+                     base=[2e-6, 8e-6, 6e-6], baseline="loop", agree="max dev. 1e-16")
+    text = _bench.to_markdown([row], 3)
+    line = [s for s in text.splitlines() if s.startswith("| thing")][0]
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    assert cells[1] == "1 µs (1–2) per row"
+    assert cells[2] == "500 ns (500–1000) per row"
+    assert cells[4] == "6 µs (2–8) per row"
+    assert cells[5] == "**4×** (2–6)"          # 2/1, 8/2, 6/1
+    assert cells[6] == "**6×** (4–16)"         # 4, 16, 6
+    assert "cores" in text.splitlines()[0] and "numba" in text.splitlines()[0] and "NumPy" in text.splitlines()[0]
+
+
+def test_bench_runs_a_row_and_checks_its_arguments(capsys):
+    assert main(["bench", "--only", "half_star", "--no-cold", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    line = [s for s in out.splitlines() if s.startswith("| `half_star`")][0]
+    assert "max dev." in line and line.count("×") == 2
+    proc = subprocess.run([sys.executable, "-m", "chebcenter", "bench", "--repeats", "2"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 2 and "--repeats must be >= 3" in proc.stderr
+    proc = subprocess.run([sys.executable, "-m", "chebcenter", "bench", "--only", "nope"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 2 and "unknown row 'nope'" in proc.stderr

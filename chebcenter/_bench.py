@@ -1,0 +1,426 @@
+"""``python -m chebcenter bench``: the speed table, regenerated on the machine it runs on.
+
+Every row times one chebcenter route against the baseline a user would otherwise write
+(a NumPy loop, SciPy's BVLS, HiGHS, qhull, cvxpy with SCS), on the same data, and checks
+that the two agree before it reports a time. Each route runs ``repeats`` times; a row
+reports the median time per row (or per call) and the spread (min-max over the repeats),
+and the speed-up as the median of the per-repeat ratios with their min-max.
+
+Like with like:
+
+* **per core**: chebcenter on one numba thread against the single-threaded baseline, BLAS
+  limited to one thread for both (threadpoolctl);
+* **all cores**: chebcenter on every numba thread (and BLAS at its default) against the
+  same single-threaded baseline: what a user gains on this machine.
+
+Cold start rows run a fresh interpreter with an empty numba cache (a temporary
+``NUMBA_CACHE_DIR``) and time the first batch of a method; they have no baseline.
+
+The header names the CPU, the core count, NumPy and its BLAS, numba and its compile
+target, so a table says where it was measured. Nothing here runs on import.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["Row", "machine_header", "run", "to_markdown"]
+
+
+@dataclass
+class Row:
+    """One measured line of the table (times in seconds per unit)."""
+
+    what: str
+    unit: str
+    ours_1: list = field(default_factory=list)      # one numba thread, one BLAS thread
+    ours_all: list = field(default_factory=list)    # every thread
+    base: list = field(default_factory=list)        # the baseline, single-threaded
+    baseline: str = "—"
+    agree: str = ""
+
+    def ratios(self, ours):
+        if not self.base or not ours:
+            return []
+        return [b / o for b, o in zip(self.base, ours) if o > 0]
+
+
+# -- measuring ---------------------------------------------------------------------------
+def _time(fn, units, min_time=0.25):
+    """Seconds per unit of ``fn()``, calling it until ``min_time`` has passed (at least once),
+    so that a repeat is long enough for the timer and short calls are not all noise."""
+    calls, t0 = 0, time.perf_counter()
+    while True:
+        fn()
+        calls += 1
+        elapsed = time.perf_counter() - t0
+        if elapsed >= min_time:
+            return elapsed / (calls * units)
+
+
+@contextlib.contextmanager
+def _threads(n):
+    """numba threads and BLAS threads limited to ``n`` (None: all of them)."""
+    import numba
+    from threadpoolctl import threadpool_limits
+
+    before = numba.get_num_threads()
+    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS if n is None else n)
+    try:
+        if n is None:
+            yield
+        else:
+            with threadpool_limits(limits=n):
+                yield
+    finally:
+        numba.set_num_threads(before)
+
+
+def _quiet(fn):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn()
+
+
+def _planted(d, m, n, seed=0):
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((m, d))
+    X = rng.random((n, d))
+    return A, X, X @ A.T
+
+
+# -- the rows ---------------------------------------------------------------------------
+# each case returns (what, unit, ours(), n_ours, baseline(), n_base, baseline name, check())
+def _case_half_star():
+    import chebcenter as cc
+
+    d, m, n = 32, 5, 20_000
+    A, _, B = _planted(d, m, n)
+    P = cc.BoxSlice(A)
+    pinv = np.linalg.pinv(A)
+    shift = 0.5 - pinv @ (A @ np.full(d, 0.5))
+
+    def base():
+        return np.array([pinv @ b + shift for b in B[:5000]])
+
+    def check():
+        return f"max dev. {np.max(np.abs(P.centers(B[:200], 'half_star').centers - base()[:200])):.0e}"
+
+    return (f"`half_star`, N = {n}, d = {d}, m = {m} (statuses and certified radii included)", "row",
+            lambda: P.centers(B, "half_star"), n, base, 5000, "NumPy loop: pinv(A) b + P m per row", check)
+
+
+def _bvls_rows(A, B, lo, hi):
+    from scipy.optimize import lsq_linear
+
+    return np.array([lsq_linear(A, b, bounds=(lo, hi), method="bvls", tol=1e-12).x for b in B])
+
+
+def _case_rcc2():
+    import cvxpy as cp
+
+    import chebcenter as cc
+
+    d, m, n = 32, 5, 4000
+    A, _, B = _planted(d, m, n, seed=1)
+    P = cc.BoxSlice(A)
+    x, b = cp.Variable(d), cp.Parameter(m)
+    qp = cp.Problem(cp.Minimize(cp.sum_squares(x - 0.5)), [A @ x == b, x >= 0, x <= 1])
+
+    def base(k=20):
+        out = []
+        for row in B[:k]:
+            b.value = row
+            qp.solve(solver="CLARABEL")
+            out.append(x.value)
+        return np.array(out)
+
+    def check():
+        return f"max dev. {np.max(np.abs(P.centers(B[:10], 'rcc2').centers - base(10))):.0e}"
+
+    return (f"`rcc2` (projection of the midpoint onto S_F), N = {n}, d = {d}, m = {m}", "row",
+            lambda: P.centers(B, "rcc2"), n, base, 20, "cvxpy QP + Clarabel, built once (Parameters), per row", check)
+
+
+def _case_cls():
+    import chebcenter as cc
+
+    d, m, n = 32, 5, 4000
+    A, _, B = _planted(d, m, n, seed=2)
+    P = cc.BoxSlice(A)
+
+    def base(rows=slice(0, 40)):
+        return _bvls_rows(A, B[rows], np.zeros(d), np.ones(d))
+
+    def check():
+        return f"max residual {np.max(P.centers(B[:200], 'cls').residuals):.0e}"
+
+    return (f"`cls`, N = {n}, d = {d}, m = {m}", "row", lambda: P.centers(B, "cls"), n, base, 40,
+            "SciPy `lsq_linear` (BVLS) per row", check)
+
+
+def _case_rcc1(d, m, n, n_base):
+    import chebcenter as cc
+    from chebcenter._cvxpy import EbtDual  # noqa: F401  (imported for its cost outside the timing)
+
+    A, _, B = _planted(d, m, n, seed=3)
+    P = cc.BoxSlice(A)
+
+    def ours():
+        return P.centers(B, "rcc1", fast_path=False)
+
+    if n_base == 0:
+        def check():
+            r = P.centers(B[:1], "rcc1", fast_path=False)
+            return f"{r.status[0].name} (certified from its weights)"
+        return (f"`rcc1` barrier, d = {d}, m = {m}, cold rows (`fast_path=False`)", "row", ours, n, None, 0,
+                "— (cvxpy takes minutes per row at d ≥ 100)", check)
+
+    def base():
+        return P.centers(B[:n_base], "rcc1", fast_path=False, solver="scs")
+
+    def check():
+        r1 = P.centers(B[:n_base], "rcc1", fast_path=False)
+        r2 = base()
+        return f"max dev. {np.max(np.abs(r1.centers - r2.centers)):.0e}, radii {np.max(np.abs(r1.radii - r2.radii)):.0e}"
+
+    return (f"`rcc1` barrier, N = {n}, d = {d}, m = {m} (`fast_path=False`)", "row", ours, n, base, n_base,
+            "cvxpy + SCS, the problem built once (Parameters), per row", check)
+
+
+def _case_enumeration():
+    from scipy.optimize import linprog
+    from scipy.spatial import HalfspaceIntersection
+
+    import chebcenter as cc
+    from chebcenter.methods.exact import slice_vertices
+
+    d, m = 14, 5
+    A, _, B = _planted(d, m, 1, seed=d * m)
+    P = cc.BoxSlice(A)
+    core = P._core
+    q = core.q_of((B[0] - P._offset) / P.scale)
+
+    def base():
+        G = np.vstack([core.W, -core.W])
+        h = np.concatenate([core.hi - q, q - core.lo])
+        nrm = np.linalg.norm(G, axis=1)
+        res = linprog(np.r_[np.zeros(core.p), -1.0], A_ub=np.hstack([G, nrm[:, None]]), b_ub=h,
+                      bounds=[(None, None)] * core.p + [(0, None)], method="highs")
+        return q + HalfspaceIntersection(np.hstack([G, -h[:, None]]), res.x[:-1]).intersections @ core.W.T
+
+    def check():
+        V1 = slice_vertices(core, q, 10**6)
+        V2 = base()
+        d12 = max(np.min(np.linalg.norm(V2[:, None, :] - v, axis=2)) for v in V1[:200])
+        return f"{V1.shape[0]} vertices, qhull's within {d12:.0e}"
+
+    return (f"vertex enumeration (exact's edge walk), d = {d}, m = {m}", "call",
+            lambda: slice_vertices(core, q, 10**6), 1, base, 1, "SciPy qhull (`HalfspaceIntersection`)", check)
+
+
+def _case_ranges():
+    from scipy.optimize import linprog
+
+    import chebcenter as cc
+
+    d, r, n = 10, 3, 4000
+    A, _, B = _planted(d, r, n, seed=4)
+    P = cc.BoxSlice(A)
+
+    def base(rows=slice(0, 5)):
+        Bb = B[rows]
+        out = np.empty((Bb.shape[0], 2, d))
+        for k, b in enumerate(Bb):
+            for i in range(d):
+                e = np.zeros(d)
+                e[i] = 1.0
+                out[k, 0, i] = linprog(e, A_eq=A, b_eq=b, bounds=[(0, 1)] * d, method="highs").fun
+                out[k, 1, i] = -linprog(-e, A_eq=A, b_eq=b, bounds=[(0, 1)] * d, method="highs").fun
+        return out
+
+    def check():
+        res = P.feature_ranges(B[:3])
+        ref = base(slice(0, 3))
+        return f"max dev. {max(np.max(np.abs(res.lower - ref[:, 0])), np.max(np.abs(res.upper - ref[:, 1]))):.0e}"
+
+    return (f"feature ranges, N = {n}, d = {d}, rank {r} (2 d LPs per row)", "row",
+            lambda: P.feature_ranges(B), n, base, 5, "HiGHS (`linprog`) per LP", check)
+
+
+def _case_bnb():
+    import chebcenter as cc
+
+    d = 31
+    A, _, B = _planted(d, 1, 1, seed=d)
+    P = cc.BoxSlice(A)
+
+    def ours():
+        return P.centers(B, "exact", algorithm="bnb", gap_tol=1e-6)
+
+    def check():
+        r = ours()
+        gap = float(r.radii[0] - r.extras["radius_lower"][0]) / float(r.radii[0])
+        return f"{r.status[0].name}, relative gap {gap:.1e}"
+
+    return ("`exact` by branch and bound, rank 1, d − rank = 30, gap 1e-6", "row", ours, 1, None, 0,
+            "— (enumeration: ~10⁹ vertices)", check)
+
+
+_COLD = r"""
+import time, numpy as np
+t0 = time.perf_counter()
+import chebcenter as cc
+rng = np.random.default_rng(0); A = rng.standard_normal((3, 20)); B = rng.random((1000, 20)) @ A.T
+P = cc.BoxSlice(A)
+t1 = time.perf_counter()
+P.centers(B, "{method}")
+print(time.perf_counter() - t1)
+"""
+
+
+def _cold(method):
+    with tempfile.TemporaryDirectory() as tmp:
+        out = subprocess.run([sys.executable, "-c", _COLD.format(method=method)], capture_output=True, text=True,
+                             env=dict(os.environ, NUMBA_CACHE_DIR=tmp), timeout=600, check=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+CASES: dict[str, Callable] = {
+    "half_star": _case_half_star,
+    "rcc2": _case_rcc2,
+    "cls": _case_cls,
+    "rcc1_50": lambda: _case_rcc1(50, 3, 64, 4),
+    "rcc1_200": lambda: _case_rcc1(200, 5, 4, 0),
+    "rcc1_1000": lambda: _case_rcc1(1000, 5, 1, 0),
+    "enumeration": _case_enumeration,
+    "ranges": _case_ranges,
+    "bnb": _case_bnb,
+}
+COLD = ("half_star", "rcc1")
+
+
+def run(repeats: int = 3, only=None, progress: bool = True, cold: bool = True) -> list[Row]:
+    """Measure the table's rows; see the module docstring. ``only``: names from :data:`CASES`."""
+    from tqdm.auto import tqdm
+
+    names = list(CASES) if not only else [n for n in CASES if n in only]
+    cold_names = list(COLD) if cold and (not only or "cold" in only) else []
+    bar = tqdm(total=len(names) + len(cold_names), desc="bench", unit="row", disable=not progress, file=sys.stderr)
+    rows = []
+    for name in names:
+        bar.set_postfix_str(name)
+        what, unit, ours, n_ours, base, n_base, base_name, check = CASES[name]()
+        row = Row(what, unit, baseline=base_name)
+        with _threads(None):
+            _quiet(ours)                     # compile, and warm the caches
+        row.agree = _quiet(check)
+        for _ in range(repeats):
+            with _threads(1):
+                row.ours_1.append(_time(functools.partial(_quiet, ours), n_ours))
+                if base is not None:
+                    row.base.append(_time(functools.partial(_quiet, base), n_base))
+            with _threads(None):
+                row.ours_all.append(_time(functools.partial(_quiet, ours), n_ours))
+        rows.append(row)
+        bar.update()
+    for method in cold_names:
+        bar.set_postfix_str(f"cold {method}")
+        row = Row(f"cold start: first `{method}` batch (N = 1000, d = 20, m = 3) in a fresh process, empty cache",
+                  "batch", baseline="—")
+        row.ours_all = [_cold(method) for _ in range(repeats)]
+        rows.append(row)
+        bar.update()
+    bar.close()
+    return rows
+
+
+# -- reporting ----------------------------------------------------------------------------
+_UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
+
+
+def _span_t(vals):
+    """``median unit (min–max)`` in the median's unit."""
+    med = statistics.median(vals)
+    scale, unit = next((u for u in _UNITS if med >= u[0]), _UNITS[-1])
+    return f"{_num(med / scale)} {unit} ({_num(min(vals) / scale)}–{_num(max(vals) / scale)})"
+
+
+def _num(x):
+    return f"{x:.0f}" if x >= 100 else f"{x:.3g}"
+
+
+def _span_r(vals):
+    med = statistics.median(vals)
+    return f"**{_num(med)}×** ({_num(min(vals))}–{_num(max(vals))})"
+
+
+def machine_header() -> str:
+    """One paragraph naming where the table was measured."""
+    import llvmlite.binding as ll
+    import numba
+    from threadpoolctl import threadpool_info
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    numpy_dir = os.path.dirname(np.__file__)
+    infos = [i for i in threadpool_info() if i.get("user_api") == "blas"]
+    mine = [i for i in infos if os.path.dirname(os.path.dirname(i.get("filepath", ""))) == os.path.dirname(numpy_dir)
+            and "numpy" in i.get("filepath", "")] or infos[:1]
+    blas = [f"{i.get('internal_api')} {i.get('version')} ({i.get('architecture', '?')} kernels, "
+            f"{i.get('num_threads')} threads)" for i in mine]
+    target = os.environ.get("NUMBA_CPU_NAME") or ll.get_host_cpu_name()
+    forced = {k: os.environ[k] for k in ("OPENBLAS_CORETYPE", "NUMBA_NUM_THREADS") if k in os.environ}
+    return (f"Machine: {cpu}, {os.cpu_count()} cores; Python {platform.python_version()}; NumPy {np.__version__} "
+            f"with {', '.join(blas) or 'an unknown BLAS'}; numba {numba.__version__} compiling for `{target}`"
+            + (f"; environment {forced}" if forced else "") + f"; {time.strftime('%Y-%m-%d')}.")
+
+
+def to_markdown(rows: list[Row], repeats: int) -> str:
+    """The table: what, ours (per core, all cores), the baseline, the ratios, the agreement."""
+    lines = [machine_header(), "",
+             f"Median of {repeats} repeats, (min–max) beside it. Per core: one numba thread and one BLAS "
+             "thread against the single-threaded baseline; all cores: every thread against the same baseline.",
+             "",
+             "| what | ours, per core | ours, all cores | baseline | baseline time | ratio per core | "
+             "ratio all cores | agreement |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        unit = f" per {r.unit}"
+        ours1 = _span_t(r.ours_1) + unit if r.ours_1 else "—"
+        oursa = _span_t(r.ours_all) + unit if r.ours_all else "—"
+        base = _span_t(r.base) + unit if r.base else "—"
+        rat1 = _span_r(r.ratios(r.ours_1)) if r.base else "—"
+        rata = _span_r(r.ratios(r.ours_all)) if r.base else "—"
+        lines.append(f"| {r.what} | {ours1} | {oursa} | {r.baseline} | {base} | {rat1} | {rata} | {r.agree or '—'} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(repeats: int = 3, only=None, out: str | None = None, progress: bool = True, cold: bool = True) -> int:
+    """Run and print the table (and write it to ``out``)."""
+    t0 = time.perf_counter()
+    rows = run(repeats, only, progress, cold)
+    text = to_markdown(rows, repeats)
+    text += f"\n`python -m chebcenter bench --repeats {repeats}` took {time.perf_counter() - t0:.0f} s.\n"
+    print(text, end="")
+    if out:
+        with open(out, "w", encoding="utf-8") as f:
+            f.write(text)
+    return 0
