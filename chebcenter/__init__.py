@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from . import theory
 from ._errors import ChebcenterError, InvalidInputError, MissingBackendError
+from ._warmup import start_helper as start_warmup_helper
 from ._warmup import warmup
 from .methods import METHODS
 from .problem import BoxSlice, chebyshev_center
@@ -32,6 +33,7 @@ __all__ = [
     "QuadraticSet",
     "Status",
     "chebyshev_center",
+    "start_warmup_helper",
     "theory",
     "warmup",
 ]

@@ -8,7 +8,10 @@ compilation out of the way ahead of time, ask for it:
 
 * :func:`warmup` compiles the named steps (default: all) in this process, or, with
   ``jobs=2``, split over two processes (a Docker build, a CI image);
-* ``python -m chebcenter warmup [--jobs N]`` does the same from the command line.
+* ``python -m chebcenter warmup [--jobs N]`` does the same from the command line;
+* a command-line program about to use several methods on a cold cache may call
+  :func:`start_helper`, one child process compiling the methods it will reach last while
+  it works through the first ones (``vflattack audit`` does, and says so).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import time
 
 import numpy as np
 
-__all__ = ["EXTRAS", "ORDER", "STEPS", "cache_is_cold", "warmup"]
+__all__ = ["EXTRAS", "ORDER", "STEPS", "Helper", "cache_is_cold", "cold_steps", "start_helper", "warmup"]
 
 #: the order in which a typical session first uses the methods (the benchmark's order)
 ORDER = ("half", "half_star", "ls", "cls", "rcc2", "rcc1", "exact", "project", "auto", "ranges", "bnb")
@@ -27,28 +30,99 @@ ORDER = ("half", "half_star", "ls", "cls", "rcc2", "rcc1", "exact", "project", "
 #: general sets): compiled last
 EXTRAS = ("rcc1_segment", "sets", "cls_gelsd")
 STEPS = ORDER + EXTRAS
+#: the steps whose fixed problem has a row with half* outside the box, so that the compiled
+#: projection (the emptiness decision of every method, shared by all) is compiled with them
+_PROJECTING = ("half", "half_star", "ls", "rcc2")
 
 
-def _kernels():
-    """One compiled entry point per method (their caches decide whether the install is cold)."""
+def _step_kernels() -> dict:
+    """The compiled entry points each step reaches (their caches decide whether it is cold)."""
     from ._bnb import farthest_point_dfs
     from ._bvls_kernel import bvls_rows
     from ._exact_kernels import min_enclosing_ball, pivot_vertices
-    from ._kernels import prepare_rows
+    from ._kernels import prepare_rows, project_rows
+    from ._nnls_kernel import nnls_rows
     from ._qp_kernel import project_metric_rows
     from ._ranges_kernel import range_rows
     from ._rcc1_kernel import certify_rows, rcc1_barrier_rows
 
-    return (prepare_rows, bvls_rows, rcc1_barrier_rows, certify_rows, pivot_vertices, min_enclosing_ball,
-            project_metric_rows, range_rows, farthest_point_dfs)
+    base, closed = (prepare_rows,), (prepare_rows, project_rows)
+    exact = base + (pivot_vertices, min_enclosing_ball)
+    return {"half": closed, "half_star": closed, "ls": closed, "cls": base + (bvls_rows,), "rcc2": closed,
+            "rcc1": base + (nnls_rows, rcc1_barrier_rows, certify_rows), "exact": exact,
+            "project": base + (project_metric_rows,), "auto": exact, "ranges": base + (range_rows,),
+            "bnb": base + (farthest_point_dfs,)}
+
+
+def _cached_here(kernel) -> bool:
+    """Whether ``kernel`` has a valid cache entry for this CPU target (numba keeps one index
+    per function, its entries keyed by the target: a cache filled for another
+    ``NUMBA_CPU_NAME`` does not count)."""
+    index = kernel._cache._cache_file._load_index()
+    magic = kernel.targetctx.codegen().magic_tuple()
+    return any(key[1] == magic for key in index)
+
+
+def cold_steps(steps=None) -> tuple:
+    """The steps (default: :data:`ORDER`) some of whose kernels are not cached for this CPU
+    target yet: the ones whose first use would compile."""
+    todo = ORDER if steps is None else tuple(steps)
+    try:
+        kernels = _step_kernels()
+        return tuple(step for step in todo if any(not _cached_here(k) for k in kernels.get(step, ())))
+    except Exception:  # pragma: no cover - a numba without these internals: assume warm
+        return ()
 
 
 def cache_is_cold() -> bool:
-    """Whether some kernel has no valid on-disk cache yet (missing, or stale after an edit)."""
+    """Whether some method's kernels are not cached for this CPU target yet."""
+    return bool(cold_steps())
+
+
+class Helper:
+    """A child process compiling warm-up steps while its parent works (:func:`start_helper`)."""
+
+    def __init__(self, proc):
+        self.proc = proc
+
+    def stop(self) -> None:
+        """End the child if it still runs (numba writes each cache file whole, by rename, so
+        stopping it mid-step loses that step's work and nothing else) and reap it."""
+        if self.proc.poll() is None:
+            self.proc.terminate()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:  # pragma: no cover
+            self.proc.kill()
+            self.proc.wait()
+
+
+def start_helper(steps) -> Helper | None:
+    """Compile ``steps`` (in the order given) in one child process, for a command that is
+    about to use them in the *opposite* order itself.
+
+    Meant for command-line programs on a cold cache (``vflattack audit`` uses it, and says
+    so): while this process compiles what it reaches first, the child compiles what it
+    will reach last; a kernel the child has cached by then is loaded from disk, not
+    compiled. A library call never starts it. Returns None (and starts nothing) when no
+    step is cold, the machine has one core, or the child cannot be started; call
+    :meth:`Helper.stop` when done."""
+    import os
+
+    todo = tuple(step for step in steps if step in STEPS)
+    bad = [step for step in steps if step not in STEPS]
+    if bad:
+        from ._errors import InvalidInputError
+
+        raise InvalidInputError(f"steps: unknown warm-up step {bad[0]!r}; choose from {', '.join(STEPS)}")
+    if (os.cpu_count() or 1) < 2 or not cold_steps(todo):
+        return None
     try:
-        return any(not k._cache._cache_file._load_index() for k in _kernels())
-    except Exception:  # pragma: no cover - a numba without these internals: assume warm
-        return False
+        proc = subprocess.Popen([sys.executable, "-m", "chebcenter._warmup", *todo], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except OSError:  # pragma: no cover
+        return None
+    return Helper(proc)
 
 
 def _run(step: str) -> None:
@@ -61,6 +135,8 @@ def _run(step: str) -> None:
     d = 8
     A = rng.standard_normal((3, d))
     B = rng.random((4, d)) @ A.T
+    if step in _PROJECTING:   # a row whose half* point leaves the box: the projection runs
+        B[-1] = A @ (np.arange(d) < 6).astype(float)
     P = BoxSlice(A)
     if step == "ranges":
         P.feature_ranges(B)

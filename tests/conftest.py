@@ -30,5 +30,6 @@ def pytest_collection_modifyitems(config, items):
     import pytest
 
     for item in items:
-        if item.module is not None and item.module.__name__.rpartition(".")[2] in NUMERICS_MODULES:
+        module = getattr(item, "module", None)   # doctest items have none
+        if module is not None and module.__name__.rpartition(".")[2] in NUMERICS_MODULES:
             item.add_marker(pytest.mark.numerics)

@@ -44,6 +44,34 @@ def test_warmup_jobs_split_the_steps_over_worker_processes_and_report_a_failure(
         cc.warmup(["half", "nope"], jobs=2)
 
 
+_HELPER_PROBE = r"""
+import chebcenter._warmup as w
+print("COLD", ",".join(w.cold_steps(["half", "rcc1"])))
+h = w.start_helper(["half"])
+print("STARTED", h is not None)
+h.proc.wait(timeout=600)
+h.stop()
+print("AFTER", ",".join(w.cold_steps(["half", "rcc1"])) or "none")
+print("AGAIN", w.start_helper(["half"]) is None)
+"""
+
+
+def test_the_helper_compiles_cold_steps_only_and_the_cache_is_per_cpu_target(tmp_path):
+    """In an empty cache every step is cold; the helper process compiles the steps it is
+    given (after it, 'half' is warm and rcc1 still cold) and is not started again once
+    they are warm. A cache filled for another CPU target does not count as warm."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", _HELPER_PROBE], capture_output=True, text=True, timeout=900, env=env)
+    assert out.returncode == 0, out.stderr
+    lines = dict(line.split(" ", 1) for line in out.stdout.splitlines())
+    assert lines == {"COLD": "half,rcc1", "STARTED": "True", "AFTER": "rcc1", "AGAIN": "True"}
+    other = subprocess.run([sys.executable, "-c", "import chebcenter._warmup as w; print(w.cold_steps(['half']))"],
+                           capture_output=True, text=True, timeout=300, env=dict(env, NUMBA_CPU_NAME="generic"))
+    assert other.stdout.strip() == "('half',)", other.stderr
+    with pytest.raises(cc.InvalidInputError, match="unknown warm-up step 'nope'"):
+        _warmup.start_helper(["nope"])
+
+
 _IMPORT_PROBE = r"""
 import os, sys
 def tasks():

@@ -67,6 +67,9 @@ def _add_shared_options(p, methods, predictions):
                    help="write the report (JSON, CSV, PNG plots) and manifest.json into DIR (new, empty, or a "
                         "previous report, which is replaced; written atomically)")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.add_argument("--compile-jobs", type=_positive_int, default=2, metavar="N",
+                   help="on a machine whose numba cache is cold, compile the kernels the audit reaches last in "
+                        "a second process while this one works (default 2; 1: compile everything here)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -274,6 +277,27 @@ def _write(out, writers) -> None:
     print(f"wrote {final / MANIFEST} (the report is complete)")
 
 
+#: what the audit's helper compiles, in this order, while the audit itself starts with the
+#: closed forms, cls and rcc1's certificate: the enumeration and enclosing ball (reached by
+#: ``exact`` and the per-record radii), the feature ranges (the pinned features), the metric
+#: projection (the prior-aware attacks) and rcc1's barrier. Measured on a 2-core machine
+#: with an empty cache: the default audit 24.7 s compiling everything in one process
+#: (docs/benchmarks.md, "Cold start")
+_HELPER_STEPS = ("exact", "ranges", "project", "rcc1")
+
+
+def _compile_helper(args):
+    """One child process compiling what the audit reaches last, if the cache is cold for this
+    CPU and ``--compile-jobs`` allows it (chebcenter.start_warmup_helper); else None."""
+    if getattr(args, "compile_jobs", 1) < 2:
+        return None
+    helper = cc.start_warmup_helper(_HELPER_STEPS)
+    if helper is not None:
+        print("vflattack: first run on this machine: compiling the kernels, partly in a second process "
+              "(--compile-jobs 1 to compile in this one)", file=sys.stderr, flush=True)
+    return helper
+
+
 def main(argv=None) -> int:
     """Entry point of the ``vflattack`` console script; returns the exit code."""
     parser = build_parser()
@@ -301,6 +325,7 @@ def main(argv=None) -> int:
         return _export_log(args)
     if args.command == "audit" and (args.model or args.log):
         return _audit_log(args, progress)
+    helper = _compile_helper(args)
     try:
         if args.command == "audit":
             reports = []
@@ -326,6 +351,9 @@ def main(argv=None) -> int:
                                          args.data_dir, progress=progress))
     except (datasets.DatasetError, cc.InvalidInputError) as exc:
         return _fail(exc)
+    finally:
+        if helper is not None:
+            helper.stop()
     for rep in reports:
         print(rep.table())
         print()
