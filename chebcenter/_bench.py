@@ -314,38 +314,44 @@ COLD = ("half_star", "rcc1")
 
 
 def run(repeats: int = 3, only=None, progress: bool = True, cold: bool = True) -> list[Row]:
-    """Measure the table's rows; see the module docstring. ``only``: names from :data:`CASES`."""
+    """Measure the table's rows; see the module docstring. ``only``: names from :data:`CASES`.
+
+    The repeats are rounds over the whole table (row 1, row 2, ..., then again), so that a
+    row's spread covers the whole run's drift in the machine's speed, not a few seconds of
+    it: a second run should land inside the first run's spread."""
     from tqdm.auto import tqdm
 
     names = list(CASES) if not only else [n for n in CASES if n in only]
     cold_names = list(COLD) if cold and (not only or "cold" in only) else []
-    bar = tqdm(total=len(names) + len(cold_names), desc="bench", unit="row", disable=not progress, file=sys.stderr)
-    rows = []
-    for name in names:
-        bar.set_postfix_str(name)
+    bar = tqdm(total=len(names) * (repeats + 1) + len(cold_names) * repeats, desc="bench", unit="step",
+               disable=not progress, file=sys.stderr)
+    cases, rows = [], []
+    for name in names:   # set up, compile, check agreement
+        bar.set_postfix_str(f"{name}: setup")
         what, unit, ours, n_ours, base, n_base, base_name, check = CASES[name]()
-        row = Row(what, unit, baseline=base_name)
         with _threads(None):
-            _quiet(ours)                     # compile, and warm the caches
-        row.agree = _quiet(check)
-        for _ in range(repeats):
+            _quiet(ours)
+        rows.append(Row(what, unit, baseline=base_name, agree=_quiet(check)))
+        cases.append((ours, n_ours, base, n_base))
+        bar.update()
+    cold_rows = [Row(f"cold start: first `{m}` batch (N = 1000, d = 20, m = 3) in a fresh process, empty cache",
+                     "batch", baseline="—") for m in cold_names]
+    for rnd in range(repeats):
+        for name, row, (ours, n_ours, base, n_base) in zip(names, rows, cases):
+            bar.set_postfix_str(f"{name}: repeat {rnd + 1}")
             with _threads(1):
                 row.ours_1.append(_time(functools.partial(_quiet, ours), n_ours))
                 if base is not None:
                     row.base.append(_time(functools.partial(_quiet, base), n_base))
             with _threads(None):
                 row.ours_all.append(_time(functools.partial(_quiet, ours), n_ours))
-        rows.append(row)
-        bar.update()
-    for method in cold_names:
-        bar.set_postfix_str(f"cold {method}")
-        row = Row(f"cold start: first `{method}` batch (N = 1000, d = 20, m = 3) in a fresh process, empty cache",
-                  "batch", baseline="—")
-        row.ours_all = [_cold(method) for _ in range(repeats)]
-        rows.append(row)
-        bar.update()
+            bar.update()
+        for method, row in zip(cold_names, cold_rows):
+            bar.set_postfix_str(f"cold {method}: repeat {rnd + 1}")
+            row.ours_all.append(_cold(method))
+            bar.update()
     bar.close()
-    return rows
+    return rows + cold_rows
 
 
 # -- reporting ----------------------------------------------------------------------------

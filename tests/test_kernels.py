@@ -92,3 +92,53 @@ def test_check_rows_matches_numpy_and_skips_nan_rows():
     np.testing.assert_allclose(res[ok], np.linalg.norm(C[ok] @ A.T - B[ok], axis=1), atol=TOL["closed_form"])
     np.testing.assert_allclose(viol[ok], np.maximum(np.max(np.maximum(-C[ok], C[ok] - 1), axis=1), 0))
     assert res[3] == -1.0 and viol[3] == -1.0
+
+
+def test_row_threads_hold_blas_to_one_thread_and_restore_it_with_overlapping_batches():
+    """While row_blocks runs its threads BLAS is limited to one thread (no 2 x 2 threads on
+    2 cores); afterwards BLAS's own setting is back, also when batches of two user threads
+    overlap (they take turns), and a row_blocks inside a row thread runs inline."""
+    import threading
+
+    import numba
+    from threadpoolctl import threadpool_info
+
+    from chebcenter._parallel import row_blocks
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("one numba thread: row_blocks runs inline")
+
+    def blas_threads():
+        return sorted({i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"})
+
+    before = blas_threads()
+    seen, nested = [], []
+    entered, hold = threading.Event(), threading.Event()
+
+    def held(a, b):
+        entered.set()
+        assert hold.wait(timeout=60)
+
+    old = numba.get_num_threads()
+    numba.set_num_threads(2)
+    try:
+        row_blocks(4, 1, lambda a, b: seen.append(blas_threads()))
+        assert len(seen) == 2 and all(s == [1] for s in seen)
+        assert blas_threads() == before
+        row_blocks(2, 1, lambda a, b: row_blocks(4, 1, lambda c, e: nested.append((c, e))))
+        assert sorted(nested) == [(0, 4), (0, 4)]                        # inline: one call per row thread
+        other = threading.Thread(target=row_blocks, args=(2, 1, held))   # batch A holds its threads
+        other.start()
+        assert entered.wait(timeout=60)
+        later = threading.Thread(target=row_blocks, args=(4, 1, lambda a, b: seen.append(blas_threads())))
+        later.start()                                                    # batch B waits for its turn
+        later.join(timeout=0.5)
+        assert later.is_alive()
+        hold.set()
+        other.join(timeout=60)
+        later.join(timeout=60)
+        assert all(s == [1] for s in seen)
+    finally:
+        hold.set()
+        numba.set_num_threads(old)
+    assert blas_threads() == before
