@@ -1,10 +1,11 @@
 """``python -m chebcenter bench``: the speed table, regenerated on the machine it runs on.
 
 Every row times one chebcenter route against the baseline a user would otherwise write
-(a NumPy loop, SciPy's BVLS, HiGHS, qhull, cvxpy with SCS), on the same data, and checks
-that the two agree before it reports a time. Each route runs ``repeats`` times; a row
-reports the median time per row (or per call) and the spread (min-max over the repeats),
-and the speed-up as the median of the per-repeat ratios with their min-max.
+(a NumPy loop, SciPy's BVLS, HiGHS, qhull, cvxpy with SCS or Clarabel), on the same data,
+and checks that the two agree (the "agreement" column). Each repeat is a round over the
+whole table in a fresh interpreter; a row reports the median time per row (or per call)
+and the spread (min-max over the rounds), and the speed-up as the median of the per-round
+ratios with their min-max. A timed call is repeated until 0.25 s have passed.
 
 Like with like:
 
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import os
 import platform
 import statistics
@@ -195,7 +197,10 @@ def _case_rcc1(d, m, n, n_base):
     def check():
         r1 = P.centers(B[:n_base], "rcc1", fast_path=False)
         r2 = base()
-        return f"max dev. {np.max(np.abs(r1.centers - r2.centers)):.0e}, radii {np.max(np.abs(r1.radii - r2.radii)):.0e}"
+        at_rcc2 = sum("rcc2's point" in str(r) for r in r1.extras["route"])
+        note = f"; {at_rcc2} of {n_base} rows at rcc2's lower value" if at_rcc2 else ""
+        return (f"max dev. {np.max(np.abs(r1.centers - r2.centers)):.0e}, radii "
+                f"{np.max(np.abs(r1.radii - r2.radii)):.0e}{note}")
 
     return (f"`rcc1` barrier, N = {n}, d = {d}, m = {m} (`fast_path=False`)", "row", ours, n, base, n_base,
             "cvxpy + SCS, the problem built once (Parameters), per row", check)
@@ -313,45 +318,64 @@ CASES: dict[str, Callable] = {
 COLD = ("half_star", "rcc1")
 
 
-def run(repeats: int = 3, only=None, progress: bool = True, cold: bool = True) -> list[Row]:
+def _round(names, with_checks):
+    """One round over the rows ``names`` in this process: ``{name: {...}}`` (times per unit)."""
+    out = {}
+    for name in names:
+        what, unit, ours, n_ours, base, n_base, base_name, check = CASES[name]()
+        with _threads(None):
+            _quiet(ours)                     # load or compile the kernels, warm the caches
+        rec = {"what": what, "unit": unit, "baseline": base_name, "agree": _quiet(check) if with_checks else ""}
+        with _threads(1):
+            rec["ours_1"] = _time(functools.partial(_quiet, ours), n_ours)
+            rec["base"] = None if base is None else _time(functools.partial(_quiet, base), n_base)
+        with _threads(None):
+            rec["ours_all"] = _time(functools.partial(_quiet, ours), n_ours)
+        out[name] = rec
+    return out
+
+
+_ROUND = "import json, sys; from chebcenter._bench import _round; print(json.dumps(_round(sys.argv[2:], sys.argv[1] == '1')))"
+
+
+def run(repeats: int = 5, only=None, progress: bool = True, cold: bool = True) -> list[Row]:
     """Measure the table's rows; see the module docstring. ``only``: names from :data:`CASES`.
 
-    The repeats are rounds over the whole table (row 1, row 2, ..., then again), so that a
-    row's spread covers the whole run's drift in the machine's speed, not a few seconds of
-    it: a second run should land inside the first run's spread."""
+    Each repeat is one round over the whole table in a fresh interpreter (the kernels load
+    from the cache). A row's spread therefore covers what differs between two runs of the
+    command, the process's memory layout and the machine's drift over minutes, and not only
+    the noise of a few seconds in one process: a second run should land inside it."""
     from tqdm.auto import tqdm
 
     names = list(CASES) if not only else [n for n in CASES if n in only]
     cold_names = list(COLD) if cold and (not only or "cold" in only) else []
-    bar = tqdm(total=len(names) * (repeats + 1) + len(cold_names) * repeats, desc="bench", unit="step",
+    bar = tqdm(total=repeats * (bool(names) + len(cold_names)), desc="bench", unit="round",
                disable=not progress, file=sys.stderr)
-    cases, rows = [], []
-    for name in names:   # set up, compile, check agreement
-        bar.set_postfix_str(f"{name}: setup")
-        what, unit, ours, n_ours, base, n_base, base_name, check = CASES[name]()
-        with _threads(None):
-            _quiet(ours)
-        rows.append(Row(what, unit, baseline=base_name, agree=_quiet(check)))
-        cases.append((ours, n_ours, base, n_base))
-        bar.update()
+    rows: dict = {}
     cold_rows = [Row(f"cold start: first `{m}` batch (N = 1000, d = 20, m = 3) in a fresh process, empty cache",
                      "batch", baseline="—") for m in cold_names]
     for rnd in range(repeats):
-        for name, row, (ours, n_ours, base, n_base) in zip(names, rows, cases):
-            bar.set_postfix_str(f"{name}: repeat {rnd + 1}")
-            with _threads(1):
-                row.ours_1.append(_time(functools.partial(_quiet, ours), n_ours))
-                if base is not None:
-                    row.base.append(_time(functools.partial(_quiet, base), n_base))
-            with _threads(None):
-                row.ours_all.append(_time(functools.partial(_quiet, ours), n_ours))
+        if names:
+            bar.set_postfix_str(f"round {rnd + 1} of {repeats}")
+            proc = subprocess.run([sys.executable, "-c", _ROUND, "1" if rnd == 0 else "0", *names],
+                                  capture_output=True, text=True, timeout=1800)
+            if proc.returncode != 0:
+                raise RuntimeError(f"bench round {rnd + 1} failed: {proc.stderr.strip()[-2000:]}")
+            got = json.loads(proc.stdout.strip().splitlines()[-1])
+            for name in names:
+                rec = got[name]
+                row = rows.setdefault(name, Row(rec["what"], rec["unit"], baseline=rec["baseline"], agree=rec["agree"]))
+                row.ours_1.append(rec["ours_1"])
+                row.ours_all.append(rec["ours_all"])
+                if rec["base"] is not None:
+                    row.base.append(rec["base"])
             bar.update()
         for method, row in zip(cold_names, cold_rows):
-            bar.set_postfix_str(f"cold {method}: repeat {rnd + 1}")
+            bar.set_postfix_str(f"cold {method}, round {rnd + 1}")
             row.ours_all.append(_cold(method))
             bar.update()
     bar.close()
-    return rows + cold_rows
+    return [rows[n] for n in names] + cold_rows
 
 
 # -- reporting ----------------------------------------------------------------------------
@@ -402,8 +426,9 @@ def machine_header() -> str:
 def to_markdown(rows: list[Row], repeats: int) -> str:
     """The table: what, ours (per core, all cores), the baseline, the ratios, the agreement."""
     lines = [machine_header(), "",
-             f"Median of {repeats} repeats, (min–max) beside it. Per core: one numba thread and one BLAS "
-             "thread against the single-threaded baseline; all cores: every thread against the same baseline.",
+             f"Median of {repeats} rounds, each in a fresh process, (min–max) beside it. Per core: one numba "
+             "thread and one BLAS thread against the single-threaded baseline; all cores: every thread against "
+             "the same baseline.",
              "",
              "| what | ours, per core | ours, all cores | baseline | baseline time | ratio per core | "
              "ratio all cores | agreement |",
@@ -419,7 +444,7 @@ def to_markdown(rows: list[Row], repeats: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(repeats: int = 3, only=None, out: str | None = None, progress: bool = True, cold: bool = True) -> int:
+def main(repeats: int = 5, only=None, out: str | None = None, progress: bool = True, cold: bool = True) -> int:
     """Run and print the table (and write it to ``out``)."""
     t0 = time.perf_counter()
     rows = run(repeats, only, progress, cold)

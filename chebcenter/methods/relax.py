@@ -194,11 +194,36 @@ def rcc1(ctx: Context) -> MethodOutput:
         else:
             centers[k], alphas[k], etas[k] = ctx.H[k], 1.0, ctx.radius_ball[k] ** 2
             check[k] = f"{check[k]}; the alpha = 1 certificate (half*, radius R) is reported"
+    _not_above_rcc2(ctx, centers, etas, codes, route)
     radii = np.sqrt(np.maximum(etas, 0.0))
     extras = {"alpha": alphas, "eta": etas, "route": route}
     if any(c is not None for c in check):
         extras["check"] = check
     return MethodOutput(centers, radii, codes, extras)
+
+
+def _not_above_rcc2(ctx, centers, etas, codes, route):
+    """Keep ``eta_RCC1 <= eta_RCC2`` on every row (in place).
+
+    In exact arithmetic RCC1 is the tighter relaxation (docs/theory.md §1.3), but the checks
+    accept an RCC1 value up to their accuracy floor above RCC2's (``_ORDER_CHECK`` relative
+    plus ``_ORDER_FLOOR`` absolute, needed on near-point slices where the dual weights grow
+    like 1/eta), and fuzzing found OPTIMAL rcc1 radii up to 4.8 % above rcc2's there. Such
+    a row gets RCC2's answer: its center lies in S_F and its radius bounds S_F (§1.3), and
+    it is at most the RCC1 value the row had, so the row keeps its status and both its
+    contract and the ordering hold exactly. The route says so."""
+    ok = np.flatnonzero(codes <= Status.INACCURATE)
+    if ok.size == 0:
+        return
+    P = ctx.projection()[ok]
+    prob = ctx.problem
+    dev = P - prob.mid
+    eta2 = np.maximum(prob.half_diag_sq - np.einsum("ij,ij->i", dev, dev), 0.0)
+    worse = np.isfinite(eta2) & np.all(np.isfinite(P), axis=1) & (etas[ok] > eta2)
+    for j in np.flatnonzero(worse):
+        k = ok[j]
+        centers[k], etas[k] = P[j], eta2[j]
+        route[k] = f"{route[k]}; rcc2's point (a lower value)"
 
 
 def _point_rows(ctx, todo, delta, centers, alphas, etas, route, check):
