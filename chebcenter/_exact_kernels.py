@@ -86,7 +86,9 @@ def enumerate_vertices(Vr, beta, lo, hi, capacity, feas_tol, pivot_tol):
 
     Returns ``(V, count)`` with ``V[:count]`` the solutions (one per basis and
     bound pattern, so degenerate vertices repeat), basic coordinates clipped
-    into the box after the ``feas_tol`` test. ``count = -1`` means more than
+    into the box after the ``feas_tol`` test. ``feas_tol`` is per coordinate (an array
+    of d tolerances): a coordinate a millionth as wide as the others is judged at its
+    own scale, not allowed a slack larger than its width. ``count = -1`` means more than
     ``capacity`` solutions were found (the caller reports TOO_LARGE).
     """
     r, d = Vr.shape
@@ -170,7 +172,7 @@ def enumerate_vertices(Vr, beta, lo, hi, capacity, feas_tol, pivot_tol):
             reachable = True
             for a in range(r):
                 i = comb[a]
-                if x0[a] + pos[0, a] < lo[i] - feas_tol or x0[a] + neg[0, a] > hi[i] + feas_tol:
+                if x0[a] + pos[0, a] < lo[i] - feas_tol[i] or x0[a] + neg[0, a] > hi[i] + feas_tol[i]:
                     reachable = False
             if reachable:
                 for a in range(r):
@@ -202,7 +204,7 @@ def enumerate_vertices(Vr, beta, lo, hi, capacity, feas_tol, pivot_tol):
                         v = cur[L, a] - choice[L] * width * G[a, L]
                         cur[L + 1, a] = v
                         i = comb[a]
-                        if v + pos[L + 1, a] < lo[i] - feas_tol or v + neg[L + 1, a] > hi[i] + feas_tol:
+                        if v + pos[L + 1, a] < lo[i] - feas_tol[i] or v + neg[L + 1, a] > hi[i] + feas_tol[i]:
                             ok = False
                     if ok:
                         L += 1
@@ -731,7 +733,8 @@ def certified_ball(P, gap_tol=1e-9, start=None):
 
 
 def distinct_rows(V, tol):
-    """The rows of V with duplicates (equal to within about ``tol``) removed, first occurrences kept in order."""
+    """The rows of V with duplicates (equal to within about ``tol``, a scalar or one
+    tolerance per coordinate) removed, first occurrences kept in order."""
     if V.shape[0] <= 1:
         return V.copy()
     _, first = np.unique(np.round(V / tol), axis=0, return_index=True)

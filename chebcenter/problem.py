@@ -93,6 +93,11 @@ class _Core:
         self.half_diag_sq = float(w @ w)
         self.feas_tol = feas_tol
         self.box_tol = 2.0 * feas_tol
+        #: feasibility per coordinate, at its own scale: the box tolerance, but never more than
+        #: feas_tol of the coordinate's width, nor less than the rounding of a computed
+        #: coordinate (a coordinate 1e-8 as wide as the largest was allowed a slack of 27 % of
+        #: its width, and vertices merged along it: docs/theory.md §6.2)
+        self.coord_tol = np.minimum(self.box_tol, np.maximum(feas_tol * (self.hi - self.lo), 64.0 * _EPS * d))
         self._project_tol = 1e-11 * (1.0 + float(np.linalg.norm(w)))
 
     def q_of(self, b):

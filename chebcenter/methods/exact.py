@@ -58,6 +58,9 @@ def candidate_count(d: int, r: int) -> int:
 #: listing the vertices by the edge walk (measured per row, one thread: d = 12 6.4 vs
 #: 5.4 ms, d = 14 11 vs 24 ms, d = 16 29 vs 123 ms, d = 18 87 ms vs 2.1 s)
 BNB_FROM_D = 14
+#: node budget of the branch and bound when it stands in for an enumeration that could not
+#: certify its ball (a small slice: a few milliseconds)
+_FALLBACK_NODES = 2_000_000
 
 
 def prefer_bnb(d: int, rank: int) -> bool:
@@ -71,8 +74,9 @@ def _start_direction(d):
     return np.sin(1.0 + 2.718281828 * np.arange(d))
 
 
-def slice_vertices(problem, q, capacity, walk=True):
+def slice_vertices(problem, q, capacity, walk=True, raw=False):
     """Distinct vertices of S_F for ``q = A^+ b`` (rows), or None past ``capacity``.
+    With ``raw=True``, ``(distinct, every candidate before de-duplication)``.
 
     First the edge walk (:func:`chebcenter._exact_kernels.pivot_vertices`) from an LP
     vertex: it lists each vertex once and is complete whenever every vertex is simple.
@@ -86,14 +90,19 @@ def slice_vertices(problem, q, capacity, walk=True):
             V, count, code = pivot_vertices(problem.Vr, beta, problem.lo, problem.hi, x0, capacity,
                                             100.0 * problem.box_tol, 1e-9)
             if code == PIVOT_OK:
-                return V[:count]
+                return (V[:count], V[:count]) if raw else V[:count]
             if code == PIVOT_TOO_MANY:
                 return None
-    V, count = enumerate_vertices(problem.Vr, beta, problem.lo, problem.hi, capacity,
-                                  problem.box_tol, 1e-10)
+    tol = getattr(problem, "coord_tol", None)
+    tol = np.full(problem.d, problem.box_tol) if tol is None else tol
+    V, count = enumerate_vertices(problem.Vr, beta, problem.lo, problem.hi, capacity, tol, 1e-10)
     if count < 0:
         return None
-    return distinct_rows(V[:count], problem.box_tol * 10.0)
+    # duplicates (one degenerate vertex from several bases) differ by rounding; the grid is
+    # per coordinate so that vertices apart only along a narrow coordinate stay apart
+    grid = np.minimum(1e-11, np.maximum(1e-3 * (problem.hi - problem.lo), 1e-300))
+    D = distinct_rows(V[:count], grid)
+    return (D, V[:count]) if raw else D
 
 
 def exact(ctx: Context) -> MethodOutput:
@@ -129,10 +138,11 @@ def exact(ctx: Context) -> MethodOutput:
 
     def _exact_row(k):
         q = ctx.Q[k]
-        V = slice_vertices(prob, q, opts["max_vertices"])
-        if V is None:
+        got = slice_vertices(prob, q, opts["max_vertices"], raw=True)
+        if got is None:
             codes[k] = Status.TOO_LARGE
             return
+        V, every = got
         n_vertices[k] = V.shape[0]
         if V.shape[0] == 0:  # S_F was certified nonempty; only rounding can do this
             codes[k] = Status.SOLVER_ERROR
@@ -141,21 +151,98 @@ def exact(ctx: Context) -> MethodOutput:
         c, radius, low, sup, meb_status = certified_ball(U)
         low = min(low, radius)  # the dual bound is exact up to rounding
         centers[k] = q + prob.W @ c
+        # the radius bounds every candidate, not only the de-duplicated ones
+        radius = max(radius, float(np.max(np.linalg.norm(every - centers[k], axis=1))))
         radii[k], lower[k] = radius, low
         support_idx[k] = sup
         support[k] = V[support_idx[k]]
         if opts["return_vertices"]:
             vertices[k] = V
         gap_ok = radius - low <= 1e-9 * (1.0 + radius)
+        lower[k] = _lower_in_slice(prob, q, V, low)   # a bound for S_F itself (see there)
         if meb_status != 0 or not gap_ok:
             codes[k] = Status.INACCURATE
+            if opts["algorithm"] != "enumerate":   # the branch and bound certifies by other means
+                _bnb_fallback(k, q)
 
+    def _bnb_fallback(k, q):
+        """A second certificate from the branch and bound: the smaller of the two enclosing
+        radii (with its center) and the larger of the two lower bounds; OPTIMAL when they
+        meet within gap_tol, as for the branch and bound itself."""
+        c, up, low, sup, info = bnb_center(prob, q, gap_tol=opts["gap_tol"], max_nodes=_FALLBACK_NODES)
+        if c is None or not np.isfinite(up) or not np.isfinite(low):
+            return
+        if up < radii[k]:
+            centers[k], radii[k], support[k], support_idx[k] = c, up, sup, None
+        low = _lower_in_slice(prob, q, sup, low)
+        lower[k] = max(low, lower[k]) if np.isfinite(lower[k]) else low
+        lower[k] = min(lower[k], radii[k])
+        routes[k] = "the enumeration's ball was not certified: certified by the branch and bound"
+        if radii[k] <= lower[k] * (1.0 + opts["gap_tol"]):
+            codes[k] = Status.OPTIMAL
+        else:
+            routes[k] = "the enumeration's ball was not certified, nor by the branch and bound"
+
+    routes = np.full(n, None, dtype=object)
     row_blocks(n, 1, block)
     extras = {"radius_lower": lower, "n_vertices": n_vertices, "support": support,
               "support_indices": support_idx}
+    if any(r is not None for r in routes):
+        extras["check"] = routes
+    _conservative_lower(lower)
     if opts["return_vertices"]:
         extras["vertices"] = vertices
     return MethodOutput(centers, radii, codes, extras)
+
+
+def _lower_in_slice(prob, q, S, low):
+    """The lower bound ``low`` of the enclosing ball of the points ``S`` (rows), made a
+    lower bound of S_F's radius.
+
+    The enumeration accepts a basic solution up to the feasibility tolerance and clips it
+    into the box, so on slices just inside or outside a face a candidate can be off S_F:
+    the enclosing-ball dual of the candidates was above the true radius by up to 4e-10 on
+    dyadic slices checked in exact arithmetic. Each point is projected onto S_F (the
+    compiled projection: in the box exactly, on ``A x = b`` to 1e-13); moving every point
+    by at most ``delta`` moves the radius of their smallest enclosing ball by at most
+    ``delta``, and the projections are a subset of S_F, so
+    ``r*(S_F) >= r*(projections) >= r*(S) - delta >= low - delta``, less ten times the
+    projection's tolerance for the projections' own distance to S_F. 0 when a projection
+    fails."""
+    from .._kernels import PROJECTED, project_points
+
+    if S is None or len(S) == 0 or not np.isfinite(low):
+        return 0.0
+    C = np.ascontiguousarray(S, dtype=np.float64)
+    beta = prob.Vr @ q
+    Beta = np.ascontiguousarray(np.broadcast_to(beta, (C.shape[0], beta.size)))
+    X = np.empty_like(C)
+    state = np.zeros(C.shape[0], dtype=np.int64)
+    its = np.zeros(C.shape[0], dtype=np.int64)
+    tol = 1e-13 * (1.0 + float(np.linalg.norm(prob.hi - prob.lo)))
+    project_points(C, prob.Vr, Beta, prob.lo, prob.hi, X, state, its, 200, tol)
+    if np.any(state != PROJECTED):
+        return 0.0
+    delta = float(np.max(np.linalg.norm(X - C, axis=1)))
+    # the projections meet Vr x = beta to ``tol``: 10 tol more covers their own distance to S_F
+    return max(0.0, float(low) - delta - 10.0 * tol)
+
+
+#: what ``radius_lower`` gives up for the rounding of the points it is computed from, in
+#: normalised units (the largest box half-width is 1), relative to 1 + the bound
+LOWER_ALLOWANCE = 1e-12
+
+
+def _conservative_lower(lower):
+    """``radius_lower`` minus its rounding allowance, at least 0 (in place).
+
+    The bound is the enclosing-ball dual of the candidate points less the distance they
+    moved when projected onto S_F (:func:`_lower_in_slice`); ``LOWER_ALLOWANCE (1 +
+    bound)`` covers the rounding of the dual. The OPTIMAL
+    test (gap 1e-9 for the enumeration, ``gap_tol`` for the branch and bound) is made
+    before, on the solver's own bound."""
+    finite = np.isfinite(lower)
+    lower[finite] = np.maximum(lower[finite] - LOWER_ALLOWANCE * (1.0 + lower[finite]), 0.0)
 
 
 def _bnb_rows(ctx, centers, radii, lower, codes, support):
@@ -172,11 +259,13 @@ def _bnb_rows(ctx, centers, radii, lower, codes, support):
             if c is None or not np.isfinite(up):
                 codes[k] = Status.SOLVER_ERROR if c is None else Status.TOO_LARGE
                 continue
+            low = _lower_in_slice(prob, ctx.Q[k], sup, low)
             centers[k], radii[k], lower[k], support[k] = c, up, low, sup
             if not info["complete"]:
                 codes[k] = Status.INACCURATE
 
     row_blocks(n, 1, block)
+    _conservative_lower(lower)
     return MethodOutput(centers, radii, codes, {"radius_lower": lower, "support": support,
                                                 "bnb_nodes": nodes, "bnb_rounds": rounds})
 
