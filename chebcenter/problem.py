@@ -121,6 +121,9 @@ class _Core:
         elif self.rank and not consistent.all():  # the nearest consistent right-hand sides
             B = kernels.rows_times(kernels.rows_times(B, self.Ur.T), self.Ur)
         inside = (codes == Status.OPTIMAL) & (violation <= self.box_tol)
+        if inside.any():   # and within each coordinate's own tolerance (a narrow one gets no wider slack)
+            Hi = H[inside]
+            inside[inside] = np.all((Hi >= self.lo - self.coord_tol) & (Hi <= self.hi + self.coord_tol), axis=1)
         outside, proj_out, feasible_out = self._project_outside(Q, codes == Status.OPTIMAL, inside)
         codes[outside[~feasible_out]] = Status.INFEASIBLE
         rows = np.flatnonzero(codes == Status.OPTIMAL)
@@ -244,7 +247,7 @@ class _Core:
         feasible[state == kernels.PROJECTED] = True
         X[state != kernels.PROJECTED] = np.nan
         for k in np.flatnonzero(state == kernels.UNDECIDED):
-            feasible[k] = self._lp_feasible(beta[k])
+            feasible[k] = self._lp_feasible(self.A @ Q[outside[k]])
         return outside, X, feasible
 
     def _lp_point(self, beta):
@@ -253,9 +256,28 @@ class _Core:
                       bounds=list(zip(self.lo - self.box_tol, self.hi + self.box_tol)), method="highs")
         return np.clip(res.x, self.lo, self.hi) if res.status == 0 else None
 
-    def _lp_feasible(self, beta):
-        """Is ``{x : Vr x = beta, lo <= x <= hi}`` nonempty? (HiGHS LP)"""
-        return self._lp_point(beta) is not None
+    def _lp_feasible(self, b):
+        """Is S_F nonempty at the tolerances of docs/theory.md §6.2? (HiGHS LP)
+
+        ``|a_i^T x - b_i| <= tau_i`` for every equation, with ``tau_i = feas_tol (sum_j
+        |a_ij| w_j + |b_i|)`` plus rounding: relative to what that row can reach over the
+        box, so an equation on a narrow coordinate is held at that coordinate's scale; and
+        ``lo - coord_tol <= x <= hi + coord_tol``, per coordinate. Each inequality is
+        divided by its row's scale, and HiGHS runs at its tightest feasibility tolerance
+        (1e-10, against its default 1e-7, which is larger than a coordinate 1e-8 as wide
+        as the box: a value pinned five widths outside such a coordinate was taken as
+        feasible by every method)."""
+        A = self.A
+        w = self.hi - self.lo
+        reach = np.abs(A) @ w + np.abs(b)
+        tau = self.feas_tol * reach + 16.0 * _EPS * self.d * (np.abs(A) @ np.maximum(np.abs(self.lo), np.abs(self.hi)))
+        scale = np.maximum(reach, 1e-300)[:, None]
+        G = np.vstack([A / scale, -A / scale])
+        h = np.concatenate([(b + tau) / scale[:, 0], -(b - tau) / scale[:, 0]])
+        res = linprog(np.zeros(self.d), A_ub=G, b_ub=h,
+                      bounds=list(zip(self.lo - self.coord_tol, self.hi + self.coord_tol)), method="highs",
+                      options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10})
+        return res.status == 0
 
     def _slice_point(self, b, beta):
         """A point of S_F for a row the compiled projection could not move: ``(x, how)``,

@@ -11,7 +11,11 @@ points that are binary fractions):
   that are points, segments or slivers), and right-hand sides nudged by 2^-k (just inside
   or just outside);
 * ``offset``: the unit box moved to 2^16 ... 2^26;
-* ``dup``: a duplicated equation.
+* ``dup``: a duplicated equation;
+* ``pinned``: one coordinate 2^-20 ... 2^-12 as wide as the widest, fixed by an equation
+  at its midpoint, or 2 to 48 of its widths outside its box (before this round no method
+  said INFEASIBLE there: the LP that decides emptiness ran at HiGHS's default tolerance,
+  1e-7, larger than such a coordinate).
 
 What is asserted, for every method and row:
 
@@ -23,6 +27,7 @@ What is asserted, for every method and row:
 * ``radius_lower`` (exact) is at most the farthest exact vertex from the reported center
   (which is at least the true radius), so never above the true radius by more than
   rounding;
+* every method agrees on emptiness: all INFEASIBLE or none (the budget is 0);
 * ``exact`` answers: OPTIMAL on every nonempty row. Its budget of non-OPTIMAL rows per
   family is 0 (before this round, 29 rows had radius 0 where vertices were 1e-9 apart or
   spanned a 2^-19-wide coordinate, and about 1 in 10 face rows ended INACCURATE with
@@ -46,7 +51,7 @@ from exact_reference import exact_vertices, farthest
 
 import chebcenter as cc
 
-FAMILIES = ("plain", "aniso", "faces", "offset", "dup")
+FAMILIES = ("plain", "aniso", "faces", "offset", "dup", "pinned")
 METHODS = ("half", "ls", "half_star", "cls", "rcc2", "rcc1", "exact", "auto", "project")
 #: rows per family and seed: the default run is short, the ci profile long
 ROWS = 60 if os.environ.get("HYPOTHESIS_PROFILE") == "ci" else 16
@@ -77,6 +82,18 @@ def instance(name, rng):
         b = b + 2.0 ** -int(rng.integers(10, 41)) * rng.integers(-1, 2, m)
     if name == "dup":
         A, b = np.vstack([A, A[:1]]), np.concatenate([b, b[:1]])
+    if name == "pinned":   # a coordinate 2^-20 ... 2^-12 as wide as the widest, pinned inside or 2-48 widths out
+        k = rng.integers(-3, 10, d)
+        k[0] = int(rng.integers(-20, -11))
+        lo, hi = np.zeros(d), 2.0 ** k
+        A = np.vstack([np.eye(d)[:1], rng.integers(-3, 4, (1, d)).astype(float)])
+        A[1, 1] = A[1, 1] or 1.0
+        x = hi * rng.integers(0, 9, d) / 8.0
+        b = A @ x
+        t = [0.5, -2.0, 3.0, -48.0, 48.0][int(rng.integers(0, 5))]
+        b[0] = lo[0] + t * hi[0] if t > 0 else lo[0] + t * hi[0]
+        if t == 0.5:
+            b[1] = A[1] @ np.r_[b[0], x[1:]]
     return A, b, lo, hi
 
 
