@@ -244,6 +244,24 @@ class _Core:
         iters = np.zeros(outside.size, dtype=np.int64)
         kernels.project_rows(self.mid, self.Vr, beta, self.lo, self.hi, X, state, iters,
                              _PROJECT_MAXIT, self._project_tol)
+        # a projection meets Vr x = beta to an absolute tolerance; each equation must also hold
+        # at its own scale, or an equation on a coordinate narrower than that tolerance is
+        # "met" while its value lies widths outside the coordinate's box: such a row goes to the LP
+        done = np.flatnonzero(state == kernels.PROJECTED)
+        if done.size:
+            Bd = kernels.rows_times(Q[outside[done]], self.A)
+            off = np.any(np.abs(kernels.rows_times(X[done], self.A) - Bd) > self._row_tol(Bd), axis=1)
+            if off.any():   # first projected again to near rounding (Newton converges fast), then judged
+                redo = done[off]
+                Xr = np.full((redo.size, self.d), np.nan)
+                sr = np.zeros(redo.size, dtype=np.int64)
+                kernels.project_rows(self.mid, self.Vr, np.ascontiguousarray(beta[redo]), self.lo, self.hi, Xr, sr,
+                                     np.zeros(redo.size, dtype=np.int64), _PROJECT_MAXIT, 1e-3 * self._project_tol)
+                Br = Bd[off]
+                still = (sr != kernels.PROJECTED) | np.any(
+                    np.abs(kernels.rows_times(np.nan_to_num(Xr), self.A) - Br) > self._row_tol(Br), axis=1)
+                X[redo] = Xr
+                state[redo[still]] = kernels.UNDECIDED
         feasible[state == kernels.PROJECTED] = True
         X[state != kernels.PROJECTED] = np.nan
         for k in np.flatnonzero(state == kernels.UNDECIDED):
@@ -255,6 +273,18 @@ class _Core:
         res = linprog(np.zeros(self.d), A_eq=self.Vr, b_eq=beta,
                       bounds=list(zip(self.lo - self.box_tol, self.hi + self.box_tol)), method="highs")
         return np.clip(res.x, self.lo, self.hi) if res.status == 0 else None
+
+    def _row_tol(self, B):
+        """Per row of ``B`` (right-hand sides) and equation i, the residual ``|a_i^T x - b_i|``
+        allowed a point of S_F: ``feas_tol (sum_j |a_ij| (hi_j - lo_j) + |b_i|)``, relative to
+        what the equation reaches over the box, plus the rounding of ``a_i^T x`` for a computed
+        x: the methods compute on the normalised box ``[-w, w]`` with ``max w = 1``, where a
+        coordinate carries an absolute error of a few eps whatever its own width, so the
+        rounding term is ``32 eps d sum_j |a_ij|``."""
+        absA = np.abs(self.A)
+        reach = absA @ (self.hi - self.lo)
+        rounding = 32.0 * _EPS * self.d * absA.sum(axis=1)
+        return self.feas_tol * (reach + np.abs(B)) + rounding
 
     def _lp_feasible(self, b):
         """Is S_F nonempty at the tolerances of docs/theory.md §6.2? (HiGHS LP)
@@ -268,9 +298,8 @@ class _Core:
         as the box: a value pinned five widths outside such a coordinate was taken as
         feasible by every method)."""
         A = self.A
-        w = self.hi - self.lo
-        reach = np.abs(A) @ w + np.abs(b)
-        tau = self.feas_tol * reach + 16.0 * _EPS * self.d * (np.abs(A) @ np.maximum(np.abs(self.lo), np.abs(self.hi)))
+        reach = np.abs(A) @ (self.hi - self.lo) + np.abs(b)
+        tau = self._row_tol(b[None, :])[0]
         scale = np.maximum(reach, 1e-300)[:, None]
         G = np.vstack([A / scale, -A / scale])
         h = np.concatenate([(b + tau) / scale[:, 0], -(b - tau) / scale[:, 0]])

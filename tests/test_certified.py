@@ -12,7 +12,7 @@ points that are binary fractions):
   or just outside);
 * ``offset``: the unit box moved to 2^16 ... 2^26;
 * ``dup``: a duplicated equation;
-* ``pinned``: one coordinate 2^-20 ... 2^-12 as wide as the widest, fixed by an equation
+* ``pinned``: one coordinate 2^-39 ... 2^-18 as wide as the widest, fixed by an equation
   at its midpoint, or 2 to 48 of its widths outside its box (before this round no method
   said INFEASIBLE there: the LP that decides emptiness ran at HiGHS's default tolerance,
   1e-7, larger than such a coordinate).
@@ -82,9 +82,9 @@ def instance(name, rng):
         b = b + 2.0 ** -int(rng.integers(10, 41)) * rng.integers(-1, 2, m)
     if name == "dup":
         A, b = np.vstack([A, A[:1]]), np.concatenate([b, b[:1]])
-    if name == "pinned":   # a coordinate 2^-20 ... 2^-12 as wide as the widest, pinned inside or 2-48 widths out
+    if name == "pinned":   # a coordinate 2^-39 ... 2^-18 as wide as the widest, pinned inside or 2-48 widths out
         k = rng.integers(-3, 10, d)
-        k[0] = int(rng.integers(-20, -11))
+        k[0] = int(rng.integers(-30, -17))
         lo, hi = np.zeros(d), 2.0 ** k
         A = np.vstack([np.eye(d)[:1], rng.integers(-3, 4, (1, d)).astype(float)])
         A[1, 1] = A[1, 1] or 1.0
