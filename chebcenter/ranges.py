@@ -41,6 +41,10 @@ def _ranges(ctx: Context) -> MethodOutput:
     # whose intervals came out inverted: the slice is nearly degenerate (near-parallel
     # equations put the computed slice 1e-9 off the true one, 754 of 8 000 such rows had
     # lower > upper). They get outer intervals at the equations' own tolerances.
+    # an interval inverted by no more than the coordinate's tolerance is a point up to
+    # rounding (a coordinate pinned by the equations): both ends become its midpoint
+    flip = (lower > upper) & (lower - upper <= prob.coord_tol)
+    lower[flip] = upper[flip] = 0.5 * (lower[flip] + upper[flip])
     bad = np.flatnonzero((status == RANGES_EMPTY) | np.any(lower > upper, axis=1))
     for k in bad:
         lower[k], upper[k], check[k] = _outer_ranges(prob, ctx.Q[k])
