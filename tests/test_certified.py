@@ -44,6 +44,7 @@ counted and the count is asserted.
 from __future__ import annotations
 
 import os
+import warnings
 
 import numpy as np
 import pytest
@@ -199,3 +200,52 @@ def test_feature_ranges_on_near_parallel_equations_are_never_inverted():
         inaccurate += outer.sum()
         outside += np.sum(np.any((X[outer] < r.lower[outer] - 1e-9) | (X[outer] > r.upper[outer] + 1e-9), axis=1))
     assert rows == 600 and inverted == 0 and outside == 0 and inaccurate > 0
+
+
+def test_the_metric_projection_converges_or_says_why():
+    """project with an anchor outside the box and an ill-conditioned metric on the families
+    above: 3 of 300 rows used to end INACCURATE with extras["check"] = None, the active
+    set's iterate up to 1.6 s from the projection. Now a row the compiled active set does not
+    finish is solved as a QP (cvxpy, Clarabel), and its route is named. Every row is
+    OPTIMAL and its objective is within 1e-6 relative of an independent QP solver's (OSQP,
+    polished, or Clarabel where OSQP does not finish; on the problem in the user's
+    coordinates)."""
+    import cvxpy as cp
+
+    routes, worse, not_optimal, no_reference = set(), 0, 0, 0
+    for family in FAMILIES[:-1]:
+        rng = np.random.default_rng(7)
+        for _ in range(40):
+            A, b, lo, hi = instance(family, rng)
+            d = A.shape[1]
+            L = rng.standard_normal((d, d)) * 10.0 ** rng.uniform(-2, 2, d)
+            S = L @ L.T + 1e-6 * np.eye(d)
+            a = lo + (hi - lo) * rng.uniform(-1, 2, d)
+            r = cc.BoxSlice(A, lo, hi).center(b, "project", anchor=a, metric=S)
+            not_optimal += r.status is not cc.Status.OPTIMAL
+            routes |= set(r.extras["route"] if np.ndim(r.extras["route"]) else [r.extras["route"]])
+            if r.extras.get("check") is not None:
+                assert "cvxpy QP" in r.extras["check"]
+            Pi = np.linalg.inv(S)
+            R = np.linalg.cholesky(0.5 * (Pi + Pi.T) / np.abs(Pi).max()).T
+            x = cp.Variable(d)
+            ref = cp.Problem(cp.Minimize(cp.sum_squares(R @ (x - a))), [A @ x == b, x >= lo, x <= hi])
+            refs = []
+            for solver, kw in (("OSQP", dict(eps_abs=1e-10, eps_rel=1e-10, polishing=True, max_iter=200_000)),
+                               ("CLARABEL", {})):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    try:
+                        ref.solve(solver=solver, **kw)
+                    except cp.error.SolverError:
+                        continue
+                if ref.status == "optimal" and x.value is not None:
+                    refs.append(ref.value)
+            if not refs:
+                no_reference += 1
+                continue
+            f_ours = float(np.sum((R @ (r.center - a)) ** 2))
+            worse += f_ours > min(refs) * (1 + 1e-6) + 1e-9 * float(np.max(hi - lo)) ** 2
+    assert not_optimal == 0 and worse == 0
+    assert no_reference <= 2          # stated budget: rows no reference solver finished (counted, not hidden)
+    assert "cvxpy QP (Clarabel)" in routes and "compiled active set" in routes

@@ -126,9 +126,44 @@ def project(ctx: Context) -> MethodOutput:
             50 * (d + 1), 1e-12))
         X[rows], status[rows], its[rows] = Xs, st, it
     codes[~start] = Status.SOLVER_ERROR
-    codes[start & (status != QP_OPTIMAL)] = Status.INACCURATE
+    route = np.full(n, "compiled active set", dtype=object)
+    check = np.full(n, None, dtype=object)
+    for k in np.flatnonzero(start & (status != QP_OPTIMAL)):
+        codes[k], route[k], check[k] = _qp_fallback(prob, opts["metric"], Anchor[k], ctx.Q[k], X, k)
     radii = ctx.radius_ball + np.linalg.norm(X - ctx.H, axis=1)
-    return MethodOutput(X, radii, codes, {"iterations": its})
+    extras = {"iterations": its, "route": route}
+    if any(c is not None for c in check):
+        extras["check"] = check
+    return MethodOutput(X, radii, codes, extras)
+
+
+def _qp_fallback(prob, metric, a, q, X, k):
+    """The metric projection of one row the compiled active set did not bring to its
+    optimum, as a cvxpy QP (Clarabel): ``min ||R (x - a)||^2`` with ``R^T R`` the metric,
+    s.t. ``Vr x = Vr q``, ``lo <= x <= hi``. The better of the two points (smaller objective,
+    both in the box) is kept in ``X[k]``. Returns ``(code, route, check)``."""
+    import cvxpy as cp
+
+    M = np.diag(metric) if metric.ndim == 1 else metric
+    R = np.linalg.cholesky(0.5 * (M + M.T)).T
+    x = cp.Variable(prob.d)
+    qp = cp.Problem(cp.Minimize(cp.sum_squares(R @ (x - a))),
+                    [prob.Vr @ x == prob.Vr @ q, x >= prob.lo, x <= prob.hi])
+    try:
+        qp.solve(solver="CLARABEL")
+    except cp.error.SolverError:
+        return (Status.INACCURATE, "compiled active set",
+                "the compiled active set did not converge and the cvxpy QP failed: its last iterate is reported")
+    if x.value is None or qp.status not in ("optimal", "optimal_inaccurate"):
+        return (Status.INACCURATE, "compiled active set",
+                f"the compiled active set did not converge and the cvxpy QP ended {qp.status}: its last iterate is reported")
+    z = np.clip(x.value, prob.lo, prob.hi)
+    def f(v):
+        return float(np.sum((R @ (v - a)) ** 2))
+    if f(z) <= f(X[k]):
+        X[k] = z
+    code = Status.OPTIMAL if qp.status == "optimal" else Status.INACCURATE
+    return code, "cvxpy QP (Clarabel)", "the compiled active set did not converge: solved as a cvxpy QP (Clarabel)"
 
 
 PROJECT = MethodSpec(
