@@ -249,3 +249,28 @@ def test_the_metric_projection_converges_or_says_why():
     assert not_optimal == 0 and worse == 0
     assert no_reference <= 2          # stated budget: rows no reference solver finished (counted, not hidden)
     assert "cvxpy QP (Clarabel)" in routes and "compiled active set" in routes
+
+
+def test_exact_answers_on_near_parallel_equations():
+    """The same near-parallel family: the computed slice can miss the box by its forward
+    error (eps ||b|| / sigma_min), and exact ended SOLVER_ERROR on 187 of 1 200 rows (no
+    vertex). It now enumerates at that tolerance and reports INACCURATE with the radius
+    widened by it, naming the reason: every row answers, and the widened balls hold the
+    planted point. (A row the enumeration answers directly is certified for the slice of
+    the computed b, which on such A can lie 1e-7 from the planted point: the forward
+    sensitivity that docs/theory.md §6.2 names and the issue tracker keeps open.)"""
+    errors = missed = widened = 0
+    for seed in range(100):
+        rng = np.random.default_rng(seed)
+        d = int(rng.integers(3, 6))
+        A = rng.standard_normal((d - 1, d))
+        A[1] = A[0] + 10.0 ** rng.uniform(-9, -6) * rng.standard_normal(d)
+        X = rng.random((4, d))
+        X[:, :2] = np.round(X[:, :2])
+        r = cc.BoxSlice(A).centers(X @ A.T, "exact")
+        errors += np.sum(r.status_codes > cc.Status.INACCURATE)
+        check = r.extras.get("check")
+        wide = np.array([c is not None and "forward error" in c for c in check]) if check is not None else np.zeros(4, bool)
+        widened += wide.sum()
+        missed += np.sum(np.linalg.norm(X[wide] - r.centers[wide], axis=1) > r.radii[wide])
+    assert errors == 0 and widened > 0 and missed == 0

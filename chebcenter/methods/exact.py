@@ -74,7 +74,7 @@ def _start_direction(d):
     return np.sin(1.0 + 2.718281828 * np.arange(d))
 
 
-def slice_vertices(problem, q, capacity, walk=True, raw=False):
+def slice_vertices(problem, q, capacity, walk=True, raw=False, tol=None):
     """Distinct vertices of S_F for ``q = A^+ b`` (rows), or None past ``capacity``.
     With ``raw=True``, ``(distinct, every candidate before de-duplication)``.
 
@@ -93,8 +93,9 @@ def slice_vertices(problem, q, capacity, walk=True, raw=False):
                 return (V[:count], V[:count]) if raw else V[:count]
             if code == PIVOT_TOO_MANY:
                 return None
-    tol = getattr(problem, "coord_tol", None)
-    tol = np.full(problem.d, problem.box_tol) if tol is None else tol
+    if tol is None:
+        tol = getattr(problem, "coord_tol", None)
+        tol = np.full(problem.d, problem.box_tol) if tol is None else tol
     V, count = enumerate_vertices(problem.Vr, beta, problem.lo, problem.hi, capacity, tol, 1e-10)
     if count < 0:
         return None
@@ -143,8 +144,17 @@ def exact(ctx: Context) -> MethodOutput:
             codes[k] = Status.TOO_LARGE
             return
         V, every = got
+        widened = 0.0
+        if V.shape[0] == 0:  # S_F was found nonempty: the computed slice misses the box by its forward error
+            widened = _forward_error(prob, q)
+            got = slice_vertices(prob, q, opts["max_vertices"], walk=False, raw=True,
+                                 tol=np.maximum(prob.coord_tol, widened))
+            if got is None:
+                codes[k] = Status.TOO_LARGE
+                return
+            V, every = got
         n_vertices[k] = V.shape[0]
-        if V.shape[0] == 0:  # S_F was certified nonempty; only rounding can do this
+        if V.shape[0] == 0:  # only rounding beyond the forward-error bound can do this
             codes[k] = Status.SOLVER_ERROR
             return
         U = (V - q) @ prob.W
@@ -153,6 +163,12 @@ def exact(ctx: Context) -> MethodOutput:
         centers[k] = q + prob.W @ c
         # the radius bounds every candidate, not only the de-duplicated ones
         radius = max(radius, float(np.max(np.linalg.norm(every - centers[k], axis=1))))
+        if widened:   # candidates judged at the forward error: the true vertices are that close
+            radius += widened * math.sqrt(prob.d)
+            low = 0.0
+            codes[k] = Status.INACCURATE
+            routes[k] = ("near-parallel equations: the computed slice missed the box by its forward error; "
+                         "vertices at that tolerance, radius widened by it")
         radii[k], lower[k] = radius, low
         support_idx[k] = sup
         support[k] = V[support_idx[k]]
@@ -193,6 +209,16 @@ def exact(ctx: Context) -> MethodOutput:
     if opts["return_vertices"]:
         extras["vertices"] = vertices
     return MethodOutput(centers, radii, codes, extras)
+
+
+def _forward_error(prob, q):
+    """A bound on how far the computed slice ``{Vr x = Vr q}`` can lie from the slice of the
+    exact right-hand side, per coordinate, in normalised units: the rounding of b (a few
+    eps ||b||) divided by the smallest singular value, ``8 eps (||b|| + ||q||) / s_min``
+    (never below the feasibility tolerance)."""
+    b_norm = float(np.linalg.norm(prob.A @ q))
+    s_min = float(prob.s_r[-1]) if prob.rank else 1.0
+    return max(prob.box_tol, 8.0 * np.finfo(float).eps * (b_norm + float(np.linalg.norm(q))) * prob.sigma_max / s_min)
 
 
 def _lower_in_slice(prob, q, S, low):
