@@ -24,7 +24,7 @@ def _ranges(ctx: Context) -> MethodOutput:
     """The ranges of the context's rows in the normalised coordinates."""
     prob = ctx.problem
     n, d = ctx.rows.size, prob.d
-    lower, upper = np.empty((n, d)), np.empty((n, d))
+    lower, upper = np.full((n, d), np.nan), np.full((n, d), np.nan)
     status = np.zeros(n, dtype=np.int64)
     if prob.p == 0:  # S_F = {q}
         lower[:] = ctx.Q
@@ -43,9 +43,11 @@ def _ranges(ctx: Context) -> MethodOutput:
     # lower > upper). They get outer intervals at the equations' own tolerances.
     # an interval inverted by no more than the coordinate's tolerance is a point up to
     # rounding (a coordinate pinned by the equations): both ends become its midpoint
-    flip = (lower > upper) & (lower - upper <= prob.coord_tol)
-    lower[flip] = upper[flip] = 0.5 * (lower[flip] + upper[flip])
-    bad = np.flatnonzero((status == RANGES_EMPTY) | np.any(lower > upper, axis=1))
+    solved = (status == RANGES_OK)[:, None]
+    with np.errstate(invalid="ignore"):
+        flip = solved & (lower > upper) & (lower - upper <= prob.coord_tol)
+        lower[flip] = upper[flip] = 0.5 * (lower[flip] + upper[flip])
+        bad = np.flatnonzero((status == RANGES_EMPTY) | np.any(solved & (lower > upper), axis=1))
     for k in bad:
         lower[k], upper[k], check[k] = _outer_ranges(prob, ctx.Q[k])
         codes[k] = Status.INACCURATE
