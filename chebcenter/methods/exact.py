@@ -325,8 +325,9 @@ def _bnb_then_enumeration(ctx, centers, radii, lower, codes, support):
     sub = dataclasses.replace(ctx, rows=ctx.rows[open_rows], B=ctx.B[open_rows], Q=ctx.Q[open_rows],
                               H=ctx.H[open_rows], radius_ball=ctx.radius_ball[open_rows],
                               outside=np.zeros(0, dtype=np.int64), proj_outside=np.zeros((0, ctx.problem.d)),
-                              options=dict(ctx.options, algorithm="enumerate"))
+                              options=dict(ctx.options, algorithm="enumerate", return_vertices=True))
     enum = exact(sub)
+    prob = ctx.problem
     gap_tol = ctx.options["gap_tol"]
     check = np.full(ctx.rows.size, None, dtype=object)
     for j, k in zip(range(n_open), open_rows):
@@ -335,6 +336,16 @@ def _bnb_then_enumeration(ctx, centers, radii, lower, codes, support):
         if enum.radii[j] < out.radii[k]:
             out.centers[k], out.radii[k], out.extras["support"][k] = enum.centers[j], enum.radii[j], enum.extras["support"][j]
         low = enum.extras["radius_lower"][j]
+        V = enum.extras["vertices"][j]
+        if V is not None and len(V) and not enum.codes[j] == Status.OPTIMAL:
+            # the variance bound about the better center, over the whole vertex list (it is
+            # tight to second order in that center's distance from the optimum)
+            q = ctx.Q[k]
+            U = (V - q) @ prob.W
+            cu = prob.W.T @ (out.centers[k] - q)
+            far = float(np.max(np.linalg.norm(U - cu, axis=1)))
+            out.radii[k] = min(out.radii[k], far)
+            low = max(low, _lower_in_slice(prob, q, V, _variance_lower(U, cu, far, active=1e-4)))
         if np.isfinite(low) and not low <= out.extras["radius_lower"][k]:
             out.extras["radius_lower"][k] = min(low, out.radii[k])
         if enum.codes[j] == Status.OPTIMAL or out.radii[k] <= out.extras["radius_lower"][k] * (1.0 + gap_tol):
