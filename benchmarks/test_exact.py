@@ -10,6 +10,7 @@ import pytest
 from conftest import planted, quiet
 
 import chebcenter as cc
+from chebcenter._bench import qhull_vertices
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests"))
 from reference import brute_vertices, meb_socp  # noqa: E402
@@ -39,17 +40,8 @@ def test_exact_brute_force_baseline(benchmark, d, m):
 
 
 def _qhull_vertices(P, q):
-    """The baseline: scipy's qhull (HalfspaceIntersection) on the null-space rewrite
-    {u : W u <= hi - q, -W u <= q - lo}, from the inscribed-ball center (one LP)."""
-    from scipy.optimize import linprog
-    from scipy.spatial import HalfspaceIntersection
-
-    G = np.vstack([P.W, -P.W])
-    h = np.concatenate([P.hi - q, q - P.lo])
-    nrm = np.linalg.norm(G, axis=1)
-    res = linprog(np.r_[np.zeros(P.p), -1.0], A_ub=np.hstack([G, nrm[:, None]]), b_ub=h,
-                  bounds=[(None, None)] * P.p + [(0, None)], method="highs")
-    return q + HalfspaceIntersection(np.hstack([G, -h[:, None]]), res.x[:-1]).intersections @ P.W.T
+    """The baseline: scipy's qhull on the null-space rewrite (chebcenter._bench)."""
+    return qhull_vertices(P.W, P.lo, P.hi, q)
 
 
 @pytest.mark.parametrize("d,m", [(12, 3), (14, 3), (14, 5), (16, 3), (16, 5)])

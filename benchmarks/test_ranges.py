@@ -9,21 +9,13 @@ import numba
 import numpy as np
 import pytest
 from conftest import planted
-from scipy.optimize import linprog
 
 import chebcenter as cc
+from chebcenter._bench import highs_ranges
 
 
 def highs_rows(A, B):
-    d = A.shape[1]
-    out = np.empty((B.shape[0], 2, d))
-    for n, b in enumerate(B):
-        for i in range(d):
-            e = np.zeros(d)
-            e[i] = 1.0
-            out[n, 0, i] = linprog(e, A_eq=A, b_eq=b, bounds=[(0, 1)] * d, method="highs").fun
-            out[n, 1, i] = -linprog(-e, A_eq=A, b_eq=b, bounds=[(0, 1)] * d, method="highs").fun
-    return out
+    return highs_ranges(A, B)
 
 
 @pytest.mark.parametrize("rank", [1, 2, 3, 5, 9])

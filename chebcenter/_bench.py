@@ -105,6 +105,39 @@ def _planted(d, m, n, seed=0):
 
 
 # -- the rows ---------------------------------------------------------------------------
+def qhull_vertices(W, lo, hi, q):
+    """The baseline of vertex enumeration: SciPy's qhull (``HalfspaceIntersection``) on the
+    null-space rewrite ``{u : W u <= hi - q, -W u <= q - lo}``, from the center of its
+    largest inscribed ball (one HiGHS LP). benchmarks/test_exact.py uses it too."""
+    from scipy.optimize import linprog
+    from scipy.spatial import HalfspaceIntersection
+
+    p = W.shape[1]
+    G = np.vstack([W, -W])
+    h = np.concatenate([hi - q, q - lo])
+    nrm = np.linalg.norm(G, axis=1)
+    res = linprog(np.r_[np.zeros(p), -1.0], A_ub=np.hstack([G, nrm[:, None]]), b_ub=h,
+                  bounds=[(None, None)] * p + [(0, None)], method="highs")
+    return q + HalfspaceIntersection(np.hstack([G, -h[:, None]]), res.x[:-1]).intersections @ W.T
+
+
+def highs_ranges(A, B, lo=0.0, hi=1.0):
+    """The baseline of feature ranges: HiGHS (``linprog``) per LP, 2 d per row; shape
+    (N, 2, d) with the minima then the maxima. benchmarks/test_ranges.py uses it too."""
+    from scipy.optimize import linprog
+
+    d = A.shape[1]
+    bounds = list(zip(np.broadcast_to(lo, d), np.broadcast_to(hi, d)))
+    out = np.empty((B.shape[0], 2, d))
+    for k, b in enumerate(B):
+        for i in range(d):
+            e = np.zeros(d)
+            e[i] = 1.0
+            out[k, 0, i] = linprog(e, A_eq=A, b_eq=b, bounds=bounds, method="highs").fun
+            out[k, 1, i] = -linprog(-e, A_eq=A, b_eq=b, bounds=bounds, method="highs").fun
+    return out
+
+
 # each case returns (what, unit, ours(), n_ours, baseline(), n_base, baseline name, check())
 def _case_half_star():
     import chebcenter as cc
@@ -207,8 +240,6 @@ def _case_rcc1(d, m, n, n_base):
 
 
 def _case_enumeration():
-    from scipy.optimize import linprog
-    from scipy.spatial import HalfspaceIntersection
 
     import chebcenter as cc
     from chebcenter.methods.exact import slice_vertices
@@ -220,12 +251,7 @@ def _case_enumeration():
     q = core.q_of((B[0] - P._offset) / P.scale)
 
     def base():
-        G = np.vstack([core.W, -core.W])
-        h = np.concatenate([core.hi - q, q - core.lo])
-        nrm = np.linalg.norm(G, axis=1)
-        res = linprog(np.r_[np.zeros(core.p), -1.0], A_ub=np.hstack([G, nrm[:, None]]), b_ub=h,
-                      bounds=[(None, None)] * core.p + [(0, None)], method="highs")
-        return q + HalfspaceIntersection(np.hstack([G, -h[:, None]]), res.x[:-1]).intersections @ core.W.T
+        return qhull_vertices(core.W, core.lo, core.hi, q)
 
     def check():
         V1 = slice_vertices(core, q, 10**6)
@@ -238,7 +264,6 @@ def _case_enumeration():
 
 
 def _case_ranges():
-    from scipy.optimize import linprog
 
     import chebcenter as cc
 
@@ -247,15 +272,7 @@ def _case_ranges():
     P = cc.BoxSlice(A)
 
     def base(rows=slice(0, 5)):
-        Bb = B[rows]
-        out = np.empty((Bb.shape[0], 2, d))
-        for k, b in enumerate(Bb):
-            for i in range(d):
-                e = np.zeros(d)
-                e[i] = 1.0
-                out[k, 0, i] = linprog(e, A_eq=A, b_eq=b, bounds=[(0, 1)] * d, method="highs").fun
-                out[k, 1, i] = -linprog(-e, A_eq=A, b_eq=b, bounds=[(0, 1)] * d, method="highs").fun
-        return out
+        return highs_ranges(A, B[rows])
 
     def check():
         res = P.feature_ranges(B[:3])

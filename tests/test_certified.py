@@ -175,6 +175,18 @@ def test_near_point_slices_regressions():
     assert r.status is cc.Status.OPTIMAL and r.radius >= farthest(V, r.center) - 1e-12 * 2.0 ** 9
 
 
+def _near_parallel(seed):
+    """Two equations 1e-9 ... 1e-6 apart, d - 1 of them, and 4 points with two coordinates
+    on box faces: ``(A, X)``."""
+    rng = np.random.default_rng(seed)
+    d = int(rng.integers(3, 6))
+    A = rng.standard_normal((d - 1, d))
+    A[1] = A[0] + 10.0 ** rng.uniform(-9, -6) * rng.standard_normal(d)
+    X = rng.random((4, d))
+    X[:, :2] = np.round(X[:, :2])
+    return A, X
+
+
 def test_feature_ranges_on_near_parallel_equations_are_never_inverted():
     """Two equations 1e-9 ... 1e-6 apart (cond 1e6 ... 1e9) and points on box faces: the
     computed slice sits about eps ||b|| / sigma_min off the true one, and the compiled LPs
@@ -186,12 +198,7 @@ def test_feature_ranges_on_near_parallel_equations_are_never_inverted():
     sensitivity of the problem, not an error of the LPs.)"""
     inverted = outside = rows = inaccurate = 0
     for seed in range(150):
-        rng = np.random.default_rng(seed)
-        d = int(rng.integers(3, 6))
-        A = rng.standard_normal((d - 1, d))
-        A[1] = A[0] + 10.0 ** rng.uniform(-9, -6) * rng.standard_normal(d)
-        X = rng.random((4, d))
-        X[:, :2] = np.round(X[:, :2])
+        A, X = _near_parallel(seed)
         r = cc.BoxSlice(A).feature_ranges(X @ A.T)
         ok = r.ok
         rows += ok.sum()
@@ -261,12 +268,7 @@ def test_exact_answers_on_near_parallel_equations():
     sensitivity that docs/theory.md §6.2 names and the issue tracker keeps open.)"""
     errors = missed = widened = 0
     for seed in range(100):
-        rng = np.random.default_rng(seed)
-        d = int(rng.integers(3, 6))
-        A = rng.standard_normal((d - 1, d))
-        A[1] = A[0] + 10.0 ** rng.uniform(-9, -6) * rng.standard_normal(d)
-        X = rng.random((4, d))
-        X[:, :2] = np.round(X[:, :2])
+        A, X = _near_parallel(seed)
         r = cc.BoxSlice(A).centers(X @ A.T, "exact")
         errors += np.sum(r.status_codes > cc.Status.INACCURATE)
         check = r.extras.get("check")
