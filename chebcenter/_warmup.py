@@ -106,7 +106,29 @@ def start_helper(steps) -> Helper | None:
     will reach last; a kernel the child has cached by then is loaded from disk, not
     compiled. A library call never starts it. Returns None (and starts nothing) when no
     step is cold, the machine has one core, or the child cannot be started; call
-    :meth:`Helper.stop` when done."""
+    :meth:`Helper.stop` when done.
+
+    Parameters
+    ----------
+    steps : sequence of str
+        Names from :data:`STEPS`, in the order the child should compile them.
+
+    Returns
+    -------
+    Helper or None
+
+    Raises
+    ------
+    InvalidInputError
+        If a step is not one of :data:`STEPS` (checked before anything starts).
+
+    Examples
+    --------
+    >>> import chebcenter
+    >>> helper = chebcenter.start_warmup_helper(["half"])   # None on a warm cache
+    >>> helper is None or helper.stop() is None
+    True
+    """
     import os
 
     todo = tuple(step for step in steps if step in STEPS)

@@ -297,16 +297,20 @@ class _Core:
         (1e-10, against its default 1e-7, which is larger than a coordinate 1e-8 as wide
         as the box: a value pinned five widths outside such a coordinate was taken as
         feasible by every method)."""
-        A = self.A
-        reach = np.abs(A) @ (self.hi - self.lo) + np.abs(b)
-        tau = self._row_tol(b[None, :])[0]
-        scale = np.maximum(reach, 1e-300)[:, None]
-        G = np.vstack([A / scale, -A / scale])
-        h = np.concatenate([(b + tau) / scale[:, 0], -(b - tau) / scale[:, 0]])
-        res = linprog(np.zeros(self.d), A_ub=G, b_ub=h,
-                      bounds=list(zip(self.lo - self.coord_tol, self.hi + self.coord_tol)), method="highs",
-                      options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10})
+        res = linprog(np.zeros(self.d), **self.tolerance_lp(b))
         return res.status == 0
+
+    def tolerance_lp(self, b):
+        """The constraints of S_F at its tolerances, as ``linprog`` keyword arguments (HiGHS):
+        ``|a_i^T x - b_i| <= tau_i`` (:meth:`_row_tol`) with each row divided by its reach
+        ``sum_j |a_ij| (hi_j - lo_j) + |b_i|``, the box widened by ``coord_tol``, HiGHS at its
+        tightest feasibility tolerances. Every point of S_F satisfies them."""
+        reach = np.maximum(np.abs(self.A) @ (self.hi - self.lo) + np.abs(b), 1e-300)
+        tau = self._row_tol(b[None, :])[0]
+        G = self.A / reach[:, None]
+        return {"A_ub": np.vstack([G, -G]), "b_ub": np.concatenate([(b + tau) / reach, -(b - tau) / reach]),
+                "bounds": list(zip(self.lo - self.coord_tol, self.hi + self.coord_tol)), "method": "highs",
+                "options": {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}}
 
     def _slice_point(self, b, beta):
         """A point of S_F for a row the compiled projection could not move: ``(x, how)``,

@@ -36,7 +36,6 @@ def _ranges(ctx: Context) -> MethodOutput:
                                                  status[a:b]))
     codes = np.full(n, Status.OPTIMAL, dtype=np.int8)
     codes[(status != RANGES_OK) & (status != RANGES_EMPTY)] = Status.SOLVER_ERROR
-    check = np.full(n, None, dtype=object)
     # rows the compiled LPs found empty although the row passed the feasibility decision, or
     # whose intervals came out inverted: the slice is nearly degenerate (near-parallel
     # equations put the computed slice 1e-9 off the true one, 754 of 8 000 such rows had
@@ -49,43 +48,31 @@ def _ranges(ctx: Context) -> MethodOutput:
         lower[flip] = upper[flip] = 0.5 * (lower[flip] + upper[flip])
         bad = np.flatnonzero((status == RANGES_EMPTY) | np.any(solved & (lower > upper), axis=1))
     for k in bad:
-        lower[k], upper[k], check[k] = _outer_ranges(prob, ctx.Q[k])
+        lower[k], upper[k] = _outer_ranges(prob, ctx.Q[k])
         codes[k] = Status.INACCURATE
     mid = 0.5 * (lower + upper)
-    extras = {"lower": lower, "upper": upper}
-    if bad.size:
-        extras["check"] = check
-    return MethodOutput(mid, np.full(n, np.nan), codes, extras)
+    return MethodOutput(mid, np.full(n, np.nan), codes, {"lower": lower, "upper": upper})
 
 
 def _outer_ranges(prob, q):
-    """Outer intervals of one row by HiGHS, ``min / max x_i`` subject to ``|a_j^T x - b_j| <=
-    tau_j`` (each equation at its own scale, problem._Core._row_tol) and the box widened by
-    ``coord_tol``, then clipped to the box; the box itself if an LP fails. Every point of S_F
-    satisfies these constraints, so the intervals contain S_F's ranges: they are never
-    inverted. Returns ``(lower, upper, reason)``."""
+    """Outer intervals of one row by HiGHS: ``min / max x_i`` over S_F's constraints at their
+    tolerances (each equation at its own scale, ``_Core.tolerance_lp``), then clipped to the
+    box; the box itself if an LP fails. Every point of S_F satisfies these constraints, so
+    the intervals contain S_F's ranges: they are never inverted. Returns ``(lower, upper)``."""
     from scipy.optimize import linprog
 
     d = prob.d
-    b = prob.A @ q
-    tau = prob._row_tol(b[None, :])[0]
-    reach = np.maximum(np.abs(prob.A) @ (prob.hi - prob.lo) + np.abs(b), 1e-300)[:, None]
-    G = np.vstack([prob.A / reach, -prob.A / reach])
-    h = np.concatenate([(b + tau) / reach[:, 0], -(b - tau) / reach[:, 0]])
-    bounds = list(zip(prob.lo - prob.coord_tol, prob.hi + prob.coord_tol))
-    opts = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
+    lp = prob.tolerance_lp(prob.A @ q)
     lower, upper = prob.lo.copy(), prob.hi.copy()
     for i in range(d):
         e = np.zeros(d)
         e[i] = 1.0
-        lo_res = linprog(e, A_ub=G, b_ub=h, bounds=bounds, method="highs", options=opts)
-        hi_res = linprog(-e, A_ub=G, b_ub=h, bounds=bounds, method="highs", options=opts)
+        lo_res, hi_res = linprog(e, **lp), linprog(-e, **lp)
         if lo_res.status != 0 or hi_res.status != 0:
-            return prob.lo.copy(), prob.hi.copy(), "feature ranges: the slice is nearly degenerate; the box is reported"
+            return prob.lo.copy(), prob.hi.copy()
         lower[i] = max(prob.lo[i], lo_res.fun - prob.coord_tol[i])
         upper[i] = min(prob.hi[i], -hi_res.fun + prob.coord_tol[i])
-    return lower, upper, ("feature ranges: the slice is nearly degenerate (near-parallel equations); outer "
-                          "intervals at the equations' tolerances")
+    return lower, upper
 
 
 #: not a center: the table entry through which feature_ranges runs the batch machinery

@@ -251,12 +251,12 @@ def _variance_lower(U, c, radius, active=1e-7):
 
 def _forward_error(prob, q):
     """A bound on how far the computed slice ``{Vr x = Vr q}`` can lie from the slice of the
-    exact right-hand side, per coordinate, in normalised units: the rounding of b (a few
-    eps ||b||) divided by the smallest singular value, ``8 eps (||b|| + ||q||) / s_min``
-    (never below the feasibility tolerance)."""
+    exact right-hand side, per coordinate, in normalised units: the rounding of b and of
+    ``A x`` (a few eps times ``||b|| + sigma_max ||q||``) divided by the smallest singular
+    value, ``8 eps (||b|| + sigma_max ||q||) / s_min`` (never below the feasibility tolerance)."""
     b_norm = float(np.linalg.norm(prob.A @ q))
     s_min = float(prob.s_r[-1]) if prob.rank else 1.0
-    return max(prob.box_tol, 8.0 * np.finfo(float).eps * (b_norm + float(np.linalg.norm(q))) * prob.sigma_max / s_min)
+    return max(prob.box_tol, 8.0 * np.finfo(float).eps * (b_norm + prob.sigma_max * float(np.linalg.norm(q))) / s_min)
 
 
 def _lower_in_slice(prob, q, S, low):
