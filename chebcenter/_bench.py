@@ -5,7 +5,9 @@ Every row times one chebcenter route against the baseline a user would otherwise
 and checks that the two agree (the "agreement" column). Each repeat is a round over the
 whole table in a fresh interpreter; a row reports the median time per row (or per call)
 and the spread (min-max over the rounds), and the speed-up as the median of the per-round
-ratios with their min-max. A timed call is repeated until 0.25 s have passed.
+ratios with their min-max. A timed call is repeated until 0.25 s have passed. The
+measuring processes run with glibc's allocator thresholds fixed (:data:`ALLOCATOR_ENV`),
+so that a row's page faults, and so its time, do not depend on the rows run before it.
 
 Like with like:
 
@@ -53,6 +55,7 @@ class Row:
     base: list = field(default_factory=list)        # the baseline, single-threaded
     baseline: str = "—"
     agree: str = ""
+    busy: int = 0                                   # cases measured again: the machine was busy
 
     def ratios(self, ours):
         if not self.base or not ours:
@@ -317,7 +320,7 @@ print(time.perf_counter() - t1)
 def _cold(method):
     with tempfile.TemporaryDirectory() as tmp:
         out = subprocess.run([sys.executable, "-c", _COLD.format(method=method)], capture_output=True, text=True,
-                             env=dict(os.environ, NUMBA_CACHE_DIR=tmp), timeout=600, check=True)
+                             env=_measuring_env(NUMBA_CACHE_DIR=tmp), timeout=600, check=True)
     return float(out.stdout.strip().splitlines()[-1])
 
 
@@ -335,28 +338,90 @@ CASES: dict[str, Callable] = {
 COLD = ("half_star", "rcc1")
 
 
-def _round(names, with_checks):
-    """One round over the rows ``names`` in this process: ``{name: {...}}`` (times per unit)."""
+#: a case whose calibration before or after it ran this much slower than the best
+#: calibration of the run is measured again (at most ``_RETRIES`` times): on this 2-core VM
+#: the calibration's own spread over 40 quiet repeats is 2 % (median) to 5 % (worst) above
+#: its best, and the slowdowns another tenant causes (the HiGHS baseline 40 % slower for
+#: minutes, with nothing else running here) are several times that
+BUSY = 1.10
+_RETRIES = 3
+
+
+def _calibration():
+    """A fixed single-threaded workload (a BLAS product, a memory-bound sum, a sort): its
+    best-of-3 time says whether the machine is as quiet as it was."""
+    rng = np.random.default_rng(0)
+    M, V = rng.standard_normal((192, 192)), rng.standard_normal(2_000_000)
+
+    def work():
+        M @ M
+        V.sum()
+        np.sort(V[:100_000])
+
+    from threadpoolctl import threadpool_limits
+
+    def measure():
+        with threadpool_limits(limits=1):
+            return min(_time(work, 1, 0.05) for _ in range(3))
+    return measure
+
+
+def _round(names, with_checks, reference=float("inf")):
+    """One round over the rows ``names`` in this process: ``{name: {...}}`` (times per unit),
+    and under ``"_calibration"`` the best calibration time seen (``reference``: the best of
+    the rounds before). A case measured while the calibration ran more than ``BUSY`` times
+    its best is measured again, up to ``_RETRIES`` times; ``"busy"`` counts the retries."""
+    calibrate = _calibration()
+    best = min(reference, calibrate())
     out = {}
     for name in names:
         what, unit, ours, n_ours, base, n_base, base_name, check = CASES[name]()
         with _threads(None):
             _quiet(ours)                     # load or compile the kernels, warm the caches
         rec = {"what": what, "unit": unit, "baseline": base_name, "agree": _quiet(check) if with_checks else ""}
-        with _threads(1):
-            rec["ours_1"] = _time(functools.partial(_quiet, ours), n_ours)
-            rec["base"] = None if base is None else _time(functools.partial(_quiet, base), n_base)
-        with _threads(None):
-            rec["ours_all"] = _time(functools.partial(_quiet, ours), n_ours)
+        for attempt in range(_RETRIES + 1):
+            before = calibrate()
+            with _threads(1):
+                rec["ours_1"] = _time(functools.partial(_quiet, ours), n_ours)
+                rec["base"] = None if base is None else _time(functools.partial(_quiet, base), n_base)
+            with _threads(None):
+                rec["ours_all"] = _time(functools.partial(_quiet, ours), n_ours)
+            after = calibrate()
+            best = min(best, before, after)
+            if max(before, after) <= BUSY * best:
+                break
+        rec["busy"] = attempt
+        rec["calibration"] = [before, after]
         out[name] = rec
+    out["_calibration"] = best
     return out
 
 
-_ROUND = "import json, sys; from chebcenter._bench import _round; print(json.dumps(_round(sys.argv[2:], sys.argv[1] == '1')))"
+# glibc's allocator, pinned for the measuring processes. By default glibc moves its mmap
+# and trim thresholds as a process frees large blocks, so whether a 1 MB temporary costs
+# 256 page faults depends on what the process allocated before: rcc2 measured 1.2 µs per
+# row after the half_star row had run and 1.9 µs alone, and flipped between the two from
+# run to run. Fixed thresholds make a row's time independent of the rows before it. A
+# variable the caller set wins; other C libraries ignore these names.
+ALLOCATOR_ENV = {"MALLOC_MMAP_THRESHOLD_": str(256 << 20), "MALLOC_TRIM_THRESHOLD_": str(1 << 30),
+                 "MALLOC_TOP_PAD_": str(256 << 20)}
 
 
-def run(repeats: int = 5, only=None, progress: bool = True, cold: bool = True) -> list[Row]:
+def _measuring_env(**extra):
+    env = dict(os.environ, **extra)
+    for k, v in ALLOCATOR_ENV.items():
+        env.setdefault(k, v)
+    return env
+
+
+_ROUND = ("import json, sys; from chebcenter._bench import _round; "
+          "print(json.dumps(_round(sys.argv[3:], sys.argv[1] == '1', float(sys.argv[2]))))")
+
+
+def run(repeats: int = 5, only=None, progress: bool = True, cold: bool = True) -> tuple[list[Row], float]:
     """Measure the table's rows; see the module docstring. ``only``: names from :data:`CASES`.
+    Returns the rows and the run's drift: ``max / min - 1`` of the calibration workload's
+    times over the run (the measurements kept), the machine's own variation while it ran.
 
     Each repeat is one round over the whole table in a fresh interpreter (the kernels load
     from the cache). A row's spread therefore covers what differs between two runs of the
@@ -369,16 +434,20 @@ def run(repeats: int = 5, only=None, progress: bool = True, cold: bool = True) -
     bar = tqdm(total=repeats * (bool(names) + len(cold_names)), desc="bench", unit="round",
                disable=not progress, file=sys.stderr)
     rows: dict = {}
+    reference = float("inf")
+    calibrations: list = []
     cold_rows = [Row(f"cold start: first `{m}` batch (N = 1000, d = 20, m = 3) in a fresh process, empty cache",
                      "batch", baseline="—") for m in cold_names]
     for rnd in range(repeats):
         if names:
             bar.set_postfix_str(f"round {rnd + 1} of {repeats}")
-            proc = subprocess.run([sys.executable, "-c", _ROUND, "1" if rnd == 0 else "0", *names],
-                                  capture_output=True, text=True, timeout=1800)
+            proc = subprocess.run([sys.executable, "-c", _ROUND, "1" if rnd == 0 else "0", repr(reference), *names],
+                                  capture_output=True, text=True, timeout=1800,
+                                  env=_measuring_env())
             if proc.returncode != 0:
                 raise RuntimeError(f"bench round {rnd + 1} failed: {proc.stderr.strip()[-2000:]}")
             got = json.loads(proc.stdout.strip().splitlines()[-1])
+            reference = min(reference, got.pop("_calibration"))
             for name in names:
                 rec = got[name]
                 row = rows.setdefault(name, Row(rec["what"], rec["unit"], baseline=rec["baseline"], agree=rec["agree"]))
@@ -386,13 +455,16 @@ def run(repeats: int = 5, only=None, progress: bool = True, cold: bool = True) -
                 row.ours_all.append(rec["ours_all"])
                 if rec["base"] is not None:
                     row.base.append(rec["base"])
+                row.busy += rec["busy"]
+                calibrations += rec["calibration"]
             bar.update()
         for method, row in zip(cold_names, cold_rows):
             bar.set_postfix_str(f"cold {method}, round {rnd + 1}")
             row.ours_all.append(_cold(method))
             bar.update()
     bar.close()
-    return [rows[n] for n in names] + cold_rows
+    drift = max(calibrations) / min(calibrations) - 1.0 if calibrations else 0.0
+    return [rows[n] for n in names] + cold_rows, drift
 
 
 # -- reporting ----------------------------------------------------------------------------
@@ -435,17 +507,19 @@ def machine_header() -> str:
             f"{i.get('num_threads')} threads)" for i in mine]
     target = os.environ.get("NUMBA_CPU_NAME") or ll.get_host_cpu_name()
     forced = {k: os.environ[k] for k in ("OPENBLAS_CORETYPE", "NUMBA_NUM_THREADS") if k in os.environ}
+    forced.update({k: os.environ[k] for k in ALLOCATOR_ENV if k in os.environ and os.environ[k] != ALLOCATOR_ENV[k]})
     return (f"Machine: {cpu}, {os.cpu_count()} cores; Python {platform.python_version()}; NumPy {np.__version__} "
             f"with {', '.join(blas) or 'an unknown BLAS'}; numba {numba.__version__} compiling for `{target}`"
             + (f"; environment {forced}" if forced else "") + f"; {time.strftime('%Y-%m-%d')}.")
 
 
-def to_markdown(rows: list[Row], repeats: int) -> str:
+def to_markdown(rows: list[Row], repeats: int, drift: float | None = None) -> str:
     """The table: what, ours (per core, all cores), the baseline, the ratios, the agreement."""
     lines = [machine_header(), "",
              f"Median of {repeats} rounds, each in a fresh process, (min–max) beside it. Per core: one numba "
              "thread and one BLAS thread against the single-threaded baseline; all cores: every thread against "
-             "the same baseline.",
+             "the same baseline. glibc's allocator thresholds are fixed in the measuring processes "
+             "(`chebcenter._bench.ALLOCATOR_ENV`), so a row's time does not depend on the rows before it.",
              "",
              "| what | ours, per core | ours, all cores | baseline | baseline time | ratio per core | "
              "ratio all cores | agreement |",
@@ -458,17 +532,82 @@ def to_markdown(rows: list[Row], repeats: int) -> str:
         rat1 = _span_r(r.ratios(r.ours_1)) if r.base else "—"
         rata = _span_r(r.ratios(r.ours_all)) if r.base else "—"
         lines.append(f"| {r.what} | {ours1} | {oursa} | {r.baseline} | {base} | {rat1} | {rata} | {r.agree or '—'} |")
+    busy = sum(r.busy for r in rows)
+    lines += ["", f"A fixed calibration workload ran before and after every case; {busy} case measurement"
+              f"{'s were' if busy != 1 else ' was'} repeated because it ran more than {BUSY:.2f}× its best time "
+              "(the machine was busy)."]
+    if drift is not None:
+        lines[-1] += (f" Drift: over this run the calibration's times spread by {_DRIFT_FMT.format(100 * drift)} % "
+                      "(max / min − 1); a second run should put each median inside its cell's (min–max) widened by "
+                      "that fraction on both sides (`--compare` checks it).")
     return "\n".join(lines) + "\n"
 
 
-def main(repeats: int = 5, only=None, out: str | None = None, progress: bool = True, cold: bool = True) -> int:
-    """Run and print the table (and write it to ``out``)."""
+_DRIFT_FMT = "{:.1f}"
+_DRIFT_RE = r"calibration's times spread by ([\d.]+) %"
+_CELL_RE = r"^\**([\d.e+-]+)\s*(s|ms|µs|ns)?×?\**\s*\(([\d.e+-]+)–([\d.e+-]+)\)"
+
+
+def _cells(text):
+    """``{(row, column): (median, min, max)}`` of a table written by :func:`to_markdown`."""
+    import re
+
+    scale = {None: 1.0, "s": 1.0, "ms": 1e-3, "µs": 1e-6, "ns": 1e-9}
+    out = {}
+    for line in text.splitlines():
+        if not line.startswith("| ") or line.startswith(("| what", "|---")):
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        for j, cell in enumerate(cells[1:], start=1):
+            m = re.match(_CELL_RE, cell)
+            if m:
+                f = scale[m.group(2)]
+                out[(cells[0], j)] = (float(m.group(1)) * f, float(m.group(3)) * f, float(m.group(4)) * f)
+    return out
+
+
+def compare(previous: str, current: str) -> tuple[int, int, list[str]]:
+    """How many medians of the table ``current`` fall inside the cells of ``previous``,
+    each (min–max) widened on both sides by ``previous``'s stated drift. Returns
+    ``(inside, total, lines describing the cells outside)``."""
+    import re
+
+    m = re.search(_DRIFT_RE, previous)
+    drift = float(m.group(1)) / 100.0 if m else 0.0
+    before, now = _cells(previous), _cells(current)
+    header = [c.strip() for c in "what|ours, per core|ours, all cores|baseline|baseline time|ratio per core|"
+              "ratio all cores".split("|")]
+    inside, outside = 0, []
+    for key in sorted(set(before) & set(now)):
+        _, lo, hi = before[key]
+        med = now[key][0]
+        if lo * (1.0 - drift) * (1 - 1e-3) <= med <= hi * (1.0 + drift) * (1 + 1e-3):  # 1e-3: 3 printed digits
+            inside += 1
+        else:
+            outside.append(f"{key[0][:60]} / {header[key[1]]}: {med:.4g} against {lo:.4g}–{hi:.4g} "
+                           f"(± {100 * drift:.1f} %)")
+    return inside, len(set(before) & set(now)), outside
+
+
+def main(repeats: int = 5, only=None, out: str | None = None, progress: bool = True, cold: bool = True,
+         against: str | None = None) -> int:
+    """Run and print the table (and write it to ``out``); with ``against``, a table file an
+    earlier run wrote, also say how many of this run's medians fall inside its bands."""
+    previous = None
+    if against:
+        with open(against, encoding="utf-8") as f:
+            previous = f.read()
     t0 = time.perf_counter()
-    rows = run(repeats, only, progress, cold)
-    text = to_markdown(rows, repeats)
+    rows, drift = run(repeats, only, progress, cold)
+    text = to_markdown(rows, repeats, drift)
     text += f"\n`python -m chebcenter bench --repeats {repeats}` took {time.perf_counter() - t0:.0f} s.\n"
     print(text, end="")
     if out:
         with open(out, "w", encoding="utf-8") as f:
             f.write(text)
+    if previous is not None:
+        inside, total, outside = compare(previous, text)
+        print(f"\nAgainst {against}: {inside} of {total} medians inside its cells widened by its drift.")
+        for line in outside:
+            print(f"  outside: {line}")
     return 0

@@ -11,6 +11,7 @@ radius and the time.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
@@ -80,6 +81,8 @@ def main(argv=None) -> int:
     bench.add_argument("--no-cold", action="store_true", help="skip the cold-start rows (about 1 min)")
     bench.add_argument("--no-progress", action="store_true", help="no progress bar on standard error")
     bench.add_argument("--out", help="also write the table to this file")
+    bench.add_argument("--compare", metavar="FILE",
+                       help="a table an earlier run wrote (--out): say how many medians land inside its cells")
     args = parser.parse_args(argv)
     if args.command == "bench":
         from . import _bench
@@ -92,7 +95,9 @@ def main(argv=None) -> int:
         unknown = sorted(set(args.only or ()) - set(_bench.CASES) - {"cold"})
         if unknown:
             parser.error(f"--only: unknown row {unknown[0]!r}; see --list")
-        return _bench.main(args.repeats, args.only, args.out, not args.no_progress, not args.no_cold)
+        if args.compare and not os.path.isfile(args.compare):
+            parser.error(f"--compare: no such file: {args.compare!r}")
+        return _bench.main(args.repeats, args.only, args.out, not args.no_progress, not args.no_cold, args.compare)
     if args.command == "warmup":
         from ._warmup import warmup
 

@@ -48,6 +48,23 @@ def test_bench_table_reports_medians_spreads_and_ratios_of_given_times():
     assert "cores" in text.splitlines()[0] and "numba" in text.splitlines()[0] and "NumPy" in text.splitlines()[0]
 
 
+def test_bench_compare_widens_the_earlier_cells_by_their_stated_drift():
+    """``--compare`` on made-up tables: the earlier run's cell (1-2 µs) widened by its
+    stated drift of 10 % holds medians from 0.9 µs to 2.2 µs and no others."""
+    from chebcenter import _bench
+
+    def table(ours, drift):
+        row = _bench.Row("thing", "row", ours_1=ours, ours_all=ours, base=[4e-6] * 3, baseline="loop")
+        return _bench.to_markdown([row], 3, drift)
+
+    before = table([1e-6, 1.5e-6, 2e-6], 0.10)
+    assert "spread by 10.0 %" in before
+    for ours, inside in (([2.1e-6] * 3, True), ([0.91e-6] * 3, True), ([2.3e-6] * 3, False), ([0.85e-6] * 3, False)):
+        got, total, outside = _bench.compare(before, table(ours, 0.0))
+        # 5 cells: ours per core and all cores, the baseline (4-4, always inside) and the two ratios
+        assert total == 5 and (got == 5) is inside and len(outside) == 5 - got, (ours, got, outside)
+
+
 def test_bench_runs_a_row_and_checks_its_arguments(capsys):
     assert main(["bench", "--only", "half_star", "--no-cold", "--no-progress", "--repeats", "3"]) == 0
     out = capsys.readouterr().out
@@ -59,3 +76,6 @@ def test_bench_runs_a_row_and_checks_its_arguments(capsys):
     proc = subprocess.run([sys.executable, "-m", "chebcenter", "bench", "--only", "nope"],
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 2 and "unknown row 'nope'" in proc.stderr
+    proc = subprocess.run([sys.executable, "-m", "chebcenter", "bench", "--compare", "/nonexistent/table.md"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 2 and "--compare: no such file" in proc.stderr
