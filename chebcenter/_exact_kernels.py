@@ -708,7 +708,8 @@ def certified_ball(P, gap_tol=1e-9, start=None):
     every point, ``lower`` is a dual bound), so it is rerun on up to three other point
     orders (reversed, two fixed permutations) until ``radius - lower <= gap_tol (1 +
     radius)``. The first run walks from ``start`` (default: the first point), the others
-    from their first point. Returns ``(center, radius, lower, support, status)`` where, if no run
+    from their first point; if none certifies, the walk is run on jittered points and
+    judged on the true ones (see the code). Returns ``(center, radius, lower, support, status)`` where, if no run
     certifies, ``radius``/``center`` come from the run with the smallest radius, ``lower``
     is the largest lower bound of all runs and ``status`` is that of the last run (non-zero).
     """
@@ -729,6 +730,27 @@ def certified_ball(P, gap_tol=1e-9, start=None):
             best = (c, radius, support)
         if status == 0 and best[1] - lower <= gap_tol * (1.0 + best[1]):
             return best[0], best[1], lower, np.sort(best[2]), 0
+    if n > dim + 1:
+        # ties: many points on one sphere (integer data at rank 1: tens of thousands of
+        # vertices at the same distance) leave every order on a dependent support. The walk
+        # is rerun on the points moved by a tiny random jitter (general position), and its
+        # answer is judged on the true points: the radius about its center is computed
+        # over them, and the lower bound is the walk's dual bound on the true points of its
+        # support (a subset's radius bounds the set's from below; the dual bound holds for
+        # any weights). A jitter of eps moves both by about eps sqrt(dim).
+        spread = float(np.max(np.ptp(P, axis=0))) if n else 0.0
+        rng = np.random.default_rng(12345)
+        for eps in (1e-12, 1e-10):
+            moved = P + (eps * (spread + 1e-300)) * rng.standard_normal(P.shape)
+            c, _, _, sup, k, _ = min_enclosing_ball(moved, maxit, np.ascontiguousarray(best[0]))
+            radius = float(np.sqrt(np.max(np.sum((P - c) ** 2, axis=1))))
+            sub = np.ascontiguousarray(P[sup[:k]])
+            _, _, low, _, _, _ = min_enclosing_ball(sub, maxit, np.ascontiguousarray(c))
+            lower = max(lower, low)
+            if radius < best[1]:
+                best = (c, radius, sup[:k].copy())
+            if best[1] - lower <= gap_tol * (1.0 + best[1]):
+                return best[0], best[1], lower, np.sort(best[2]), 0
     return best[0], best[1], lower, np.sort(best[2]), max(status, 1)
 
 

@@ -60,11 +60,22 @@ def candidate_count(d: int, r: int) -> int:
 #: 5.4 ms, d = 14 11 vs 24 ms, d = 16 29 vs 123 ms, d = 18 87 ms vs 2.1 s)
 BNB_FROM_D = 14
 #: node budget of the branch and bound when it stands in for an enumeration that could not
-#: certify its ball (a small slice: a few milliseconds)
+#: certify its ball (a small slice: a few milliseconds), and the most ``auto``'s short
+#: search spends before it enumerates (see :func:`_short_budget`)
 _FALLBACK_NODES = 2_000_000
 #: the largest enumeration (candidates C(d, r) 2^(d - r)) that ``auto`` runs after a short
 #: branch and bound that did not certify (d = 16, rank 1: 524 288; 0.1-0.5 s per row)
 _ENUM_FALLBACK = 2_000_000
+
+
+def _short_budget(d: int, rank: int) -> int:
+    """Node budget of ``auto``'s short branch and bound where the enumeration is affordable:
+    half the enumeration's candidate count, at most ``_FALLBACK_NODES``. A node of the
+    rank-1 search costs about 0.5 us with its rounds' enclosing balls, a candidate of the
+    edge walk about 0.3 us (d = 16, rank 1, integer ties: 2e6 nodes in 0.9-2.5 s, the
+    524 288-candidate enumeration in 0.07-0.19 s), so a row that needs both costs about
+    twice its enumeration; a 2e6 budget made 5 of 40 such rows take 1-2.8 s."""
+    return int(min(_FALLBACK_NODES, max(10_000, candidate_count(d, rank) // 2)))
 
 
 def prefer_bnb(d: int, rank: int) -> bool:
@@ -131,9 +142,11 @@ def exact(ctx: Context) -> MethodOutput:
         else:
             algorithm = "enumerate" if cheap else ("bnb" if prob.rank == 1 else "none")
     if algorithm == "bnb":
-        if opts["algorithm"] == "auto" and candidate_count(d, prob.rank) <= _ENUM_FALLBACK:
-            # chosen for speed: a short search, then the enumeration for the rows it left open
-            return _bnb_then_enumeration(ctx, centers, radii, lower, codes, support)
+        if candidate_count(d, prob.rank) <= _ENUM_FALLBACK:
+            # auto chose it for speed: a short search, then the enumeration for the rows it left
+            # open; asked for by name: its whole budget, then the enumeration likewise
+            budget = _short_budget(d, prob.rank) if opts["algorithm"] == "auto" else opts["max_nodes"]
+            return _bnb_then_enumeration(ctx, centers, radii, lower, codes, support, budget)
         return _bnb_rows(ctx, centers, radii, lower, codes, support)
     if algorithm == "none" or candidate_count(d, prob.rank) > opts["max_candidates"]:
         codes[:] = Status.TOO_LARGE
@@ -309,14 +322,14 @@ def _conservative_lower(lower):
     lower[finite] = np.maximum(lower[finite] - LOWER_ALLOWANCE * (1.0 + lower[finite]), 0.0)
 
 
-def _bnb_then_enumeration(ctx, centers, radii, lower, codes, support):
-    """``algorithm="auto"`` where the branch and bound is chosen for speed but the
-    enumeration is affordable: the search runs with ``_FALLBACK_NODES`` at most, and a row it
-    does not certify in that budget is enumerated; the row keeps the smaller radius and the
-    larger lower bound of the two (integer data at d = 16, rank 1: vertex sets with tens of
-    thousands of ties kept the search past 2e7 nodes and 5-35 s, INACCURATE, while the
-    enumeration takes 0.1-0.5 s)."""
-    short = dataclasses.replace(ctx, options=dict(ctx.options, max_nodes=min(ctx.options["max_nodes"], _FALLBACK_NODES)))
+def _bnb_then_enumeration(ctx, centers, radii, lower, codes, support, budget):
+    """The branch and bound where the enumeration is affordable: the search runs with
+    ``budget`` nodes at most (``auto``: :func:`_short_budget`; ``algorithm="bnb"``: its
+    ``max_nodes``), and a row it does not certify in that budget is enumerated; the row keeps
+    the smaller radius and the larger lower bound of the two (integer data at d = 16, rank
+    1: vertex sets with tens of thousands of ties kept the search past 2e7 nodes and 5-35 s,
+    INACCURATE, while the enumeration takes 0.07-0.2 s)."""
+    short = dataclasses.replace(ctx, options=dict(ctx.options, max_nodes=min(ctx.options["max_nodes"], budget)))
     out = _bnb_rows(short, centers, radii, lower, codes, support)
     open_rows = np.flatnonzero(out.codes == Status.INACCURATE)
     if open_rows.size == 0:
