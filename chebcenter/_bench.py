@@ -379,7 +379,7 @@ def _round(names, with_checks, reference=float("inf")):
         with _threads(None):
             _quiet(ours)                     # load or compile the kernels, warm the caches
         rec = {"what": what, "unit": unit, "baseline": base_name, "agree": _quiet(check) if with_checks else ""}
-        for attempt in range(_RETRIES + 1):
+        for attempt in range(_RETRIES + 1):  # noqa: B007 - the count is reported after the loop
             before = calibrate()
             with _threads(1):
                 rec["ours_1"] = _time(functools.partial(_quiet, ours), n_ours)

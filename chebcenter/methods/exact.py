@@ -363,7 +363,8 @@ def _bnb_then_enumeration(ctx, centers, radii, lower, codes, support, budget):
             out.extras["radius_lower"][k] = min(low, out.radii[k])
         if enum.codes[j] == Status.OPTIMAL or out.radii[k] <= out.extras["radius_lower"][k] * (1.0 + gap_tol):
             out.codes[k] = Status.OPTIMAL
-        check[k] = "the branch and bound did not certify the row (its node or round budget, or a gap at rounding level): the enumeration was run too"
+        check[k] = ("the branch and bound did not certify the row (its node or round budget, or a gap at "
+                    "rounding level): the enumeration was run too")
     out.extras["check"] = check
     return out
 
