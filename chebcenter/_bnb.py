@@ -42,8 +42,8 @@ from scipy.optimize import linprog
 
 from ._exact_kernels import certified_ball
 from ._jit import jit, jit_noalloc
-from ._kernels import argsort_into
 from ._ranges_kernel import RANGES_EMPTY, RANGES_OK, lp_max, lp_max_warm, simplex_state, warm_phase2
+from .kernels.linalg import argsort_into
 
 __all__ = ["bnb_center"]
 

@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from ._jit import jit
-from ._kernels import forward_substitute
+from .kernels.linalg import forward_substitute
 
 __all__ = ["NEEDS_GELSD", "bvls_rows"]
 

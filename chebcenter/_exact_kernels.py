@@ -28,7 +28,7 @@ import math
 import numpy as np
 
 from ._jit import jit
-from ._kernels import argsort_stable, cholesky_solve
+from .kernels.linalg import argsort_stable, cholesky_solve
 
 __all__ = ["PIVOT_OK", "PIVOT_TOO_MANY", "PIVOT_UNSURE", "certified_ball", "enumerate_vertices", "min_enclosing_ball",
            "pivot_vertices"]

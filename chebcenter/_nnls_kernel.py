@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from ._jit import jit
-from ._kernels import cholesky_substitute
+from .kernels.linalg import cholesky_substitute
 
 __all__ = ["nnls_rows"]
 

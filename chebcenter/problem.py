@@ -23,9 +23,9 @@ from typing import Any
 import numpy as np
 from scipy.optimize import linprog, lsq_linear
 
-from . import _kernels as kernels
 from ._errors import InvalidInputError
 from ._validate import as_batch_rhs, as_bounds, as_matrix, as_positive_float, as_rhs, check_choice, check_options
+from .kernels import closed_forms, linalg, projection
 from .methods import REGISTRY, Context
 from .methods.exact import slice_vertices
 from .ranges import RANGES, FeatureRanges
@@ -111,7 +111,7 @@ class _Core:
         N, d = B.shape[0], self.d
         Q, H = np.empty((N, d)), np.empty((N, d))
         residual, violation = np.empty(N), np.empty(N)
-        kernels.prepare_rows(B, self.Ur, self.s_r, self.Vr, self.p_mid, self.lo, self.hi,
+        closed_forms.prepare_rows(B, self.Ur, self.s_r, self.Vr, self.p_mid, self.lo, self.hi,
                              Q, H, residual, violation)
         codes = np.zeros(N, dtype=np.int8)
         scale = np.linalg.norm(B, axis=1) + self.sigma_max * np.sqrt(self.half_diag_sq) + extra_scale
@@ -119,7 +119,7 @@ class _Core:
         if on_inconsistent == "status":
             codes[~consistent] = Status.INFEASIBLE
         elif self.rank and not consistent.all():  # the nearest consistent right-hand sides
-            B = kernels.rows_times(kernels.rows_times(B, self.Ur.T), self.Ur)
+            B = linalg.rows_times(linalg.rows_times(B, self.Ur.T), self.Ur)
         inside = (codes == Status.OPTIMAL) & (violation <= self.box_tol)
         if inside.any():   # and within each coordinate's own tolerance (a narrow one gets no wider slack)
             Hi = H[inside]
@@ -134,7 +134,7 @@ class _Core:
             take = (lambda a: a) if every else (lambda a: a[rows])
             ball = np.empty(rows.size)
             Hr = take(H)
-            kernels.ball_radii(Hr, self.mid, self.half_diag_sq, ball)
+            closed_forms.ball_radii(Hr, self.mid, self.half_diag_sq, ball)
             pos = np.full(N, -1, dtype=np.int64)
             pos[rows] = np.arange(rows.size)
             ctx = Context(self, rows, take(B), take(Q), Hr, ball, opts,
@@ -176,7 +176,7 @@ class _Core:
             extras["clipped"] = clipped
         res = np.full(codes.size, np.nan)
         viol = np.full(codes.size, np.nan)
-        kernels.check_rows(centers, self.A, B, self.lo, self.hi, res, viol)
+        closed_forms.check_rows(centers, self.A, B, self.lo, self.hi, res, viol)
         norms = np.linalg.norm(centers[ok], axis=1)
         tol = MEMBERSHIP_TOL * (self.sigma_max * (norms + 1.0) + np.linalg.norm(B[ok], axis=1))
         off = ok[res[ok] > tol]
@@ -201,14 +201,14 @@ class _Core:
     def _move_into_slice(self, B, centers, radii, codes, fix, reason, extras):
         """Project the failing centers onto S_F; radius += distance moved."""
         moved = extras.setdefault("moved", np.zeros(codes.size))
-        Beta = kernels.rows_times(B[fix], self.Ur.T) / self.s_r if self.rank else np.zeros((fix.size, 0))
+        Beta = linalg.rows_times(B[fix], self.Ur.T) / self.s_r if self.rank else np.zeros((fix.size, 0))
         C = np.ascontiguousarray(centers[fix])
         X = np.empty_like(C)
         state = np.zeros(fix.size, dtype=np.int64)
         its = np.zeros(fix.size, dtype=np.int64)
-        kernels.project_points(C, self.Vr, Beta, self.lo, self.hi, X, state, its,
+        projection.project_points(C, self.Vr, Beta, self.lo, self.hi, X, state, its,
                                _PROJECT_MAXIT, self._project_tol)
-        done = state == kernels.PROJECTED
+        done = state == projection.PROJECTED
         for j in np.flatnonzero(~done):  # the projection did not converge (a slice that is
             x, how = self._slice_point(B[fix[j]], Beta[j])  # nearly a point): any point of S_F keeps the bound
             if x is not None:
@@ -239,32 +239,32 @@ class _Core:
         feasible = np.zeros(outside.size, dtype=bool)
         if outside.size == 0 or self.p == 0:  # p = 0: the unique solution is outside
             return outside, X, feasible
-        beta = kernels.rows_times(Q[outside], self.Vr)
+        beta = linalg.rows_times(Q[outside], self.Vr)
         state = np.zeros(outside.size, dtype=np.int64)
         iters = np.zeros(outside.size, dtype=np.int64)
-        kernels.project_rows(self.mid, self.Vr, beta, self.lo, self.hi, X, state, iters,
+        projection.project_rows(self.mid, self.Vr, beta, self.lo, self.hi, X, state, iters,
                              _PROJECT_MAXIT, self._project_tol)
         # a projection meets Vr x = beta to an absolute tolerance; each equation must also hold
         # at its own scale, or an equation on a coordinate narrower than that tolerance is
         # "met" while its value lies widths outside the coordinate's box: such a row goes to the LP
-        done = np.flatnonzero(state == kernels.PROJECTED)
+        done = np.flatnonzero(state == projection.PROJECTED)
         if done.size:
-            Bd = kernels.rows_times(Q[outside[done]], self.A)
-            off = np.any(np.abs(kernels.rows_times(X[done], self.A) - Bd) > self._row_tol(Bd), axis=1)
+            Bd = linalg.rows_times(Q[outside[done]], self.A)
+            off = np.any(np.abs(linalg.rows_times(X[done], self.A) - Bd) > self._row_tol(Bd), axis=1)
             if off.any():   # first projected again to near rounding (Newton converges fast), then judged
                 redo = done[off]
                 Xr = np.full((redo.size, self.d), np.nan)
                 sr = np.zeros(redo.size, dtype=np.int64)
-                kernels.project_rows(self.mid, self.Vr, np.ascontiguousarray(beta[redo]), self.lo, self.hi, Xr, sr,
+                projection.project_rows(self.mid, self.Vr, np.ascontiguousarray(beta[redo]), self.lo, self.hi, Xr, sr,
                                      np.zeros(redo.size, dtype=np.int64), _PROJECT_MAXIT, 1e-3 * self._project_tol)
                 Br = Bd[off]
-                still = (sr != kernels.PROJECTED) | np.any(
-                    np.abs(kernels.rows_times(np.nan_to_num(Xr), self.A) - Br) > self._row_tol(Br), axis=1)
+                still = (sr != projection.PROJECTED) | np.any(
+                    np.abs(linalg.rows_times(np.nan_to_num(Xr), self.A) - Br) > self._row_tol(Br), axis=1)
                 X[redo] = Xr
-                state[redo[still]] = kernels.UNDECIDED
-        feasible[state == kernels.PROJECTED] = True
-        X[state != kernels.PROJECTED] = np.nan
-        for k in np.flatnonzero(state == kernels.UNDECIDED):
+                state[redo[still]] = projection.UNDECIDED
+        feasible[state == projection.PROJECTED] = True
+        X[state != projection.PROJECTED] = np.nan
+        for k in np.flatnonzero(state == projection.UNDECIDED):
             feasible[k] = self._lp_feasible(self.A @ Q[outside[k]])
         return outside, X, feasible
 
@@ -559,7 +559,7 @@ class BoxSlice:
         box_viol = np.full(N, np.nan)
         if N:
             Bc = np.where(finite[:, None], B, 0.0)
-            kernels.check_rows(centers, self.A, Bc, self.lo, self.hi, residuals, box_viol)
+            closed_forms.check_rows(centers, self.A, Bc, self.lo, self.hi, residuals, box_viol)
             if not every:
                 residuals[~finite] = np.nan
         return BatchResult(centers, radii, codes, method, time.perf_counter() - t0,

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._kernels import rows_times
 from ._parallel import row_blocks
 from ._ranges_kernel import RANGES_EMPTY, RANGES_OK, range_rows
+from .kernels.linalg import rows_times
 from .methods import Context, MethodOutput, MethodSpec
 from .results import Status
 

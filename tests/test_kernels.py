@@ -7,7 +7,7 @@ import pytest
 from tolerances import TOL
 
 import chebcenter as cc
-from chebcenter import _kernels as K
+from chebcenter.kernels import closed_forms, linalg, projection
 
 
 @pytest.mark.parametrize("m,d,N", [(1, 5, 10), (3, 8, 100), (6, 6, 7), (9, 32, 50)])
@@ -21,7 +21,7 @@ def test_prepare_rows_matches_numpy(m, d, N):
     res, viol = np.empty(N), np.empty(N)
     U, s, Vt = np.linalg.svd(A, full_matrices=False)
     r = int(np.sum(s > s[0] * max(m, d) * np.finfo(float).eps))
-    K.prepare_rows(B, np.ascontiguousarray(U[:, :r]), s[:r], np.ascontiguousarray(Vt[:r]), P.p_mid, lo, hi,
+    closed_forms.prepare_rows(B, np.ascontiguousarray(U[:, :r]), s[:r], np.ascontiguousarray(Vt[:r]), P.p_mid, lo, hi,
                    Q, H, res, viol)
     pinv = np.linalg.pinv(A)
     Qn = B @ pinv.T
@@ -38,10 +38,10 @@ def test_ball_radii_and_box_violation_match_numpy():
     H = rng.standard_normal((20, 4))
     mid = np.full(4, 0.5)
     out = np.empty(20)
-    K.ball_radii(H, mid, 1.0, out)
+    closed_forms.ball_radii(H, mid, 1.0, out)
     np.testing.assert_allclose(out, np.sqrt(np.maximum(1.0 - np.sum((H - mid) ** 2, axis=1), 0)))
     for h in H:
-        assert K.box_violation(h, np.zeros(4), np.ones(4)) == pytest.approx(max(0.0, np.max(np.maximum(-h, h - 1))))
+        assert closed_forms.box_violation(h, np.zeros(4), np.ones(4)) == pytest.approx(max(0.0, np.max(np.maximum(-h, h - 1))))
 
 
 def test_forward_substitution_both_layouts():
@@ -49,9 +49,9 @@ def test_forward_substitution_both_layouts():
     L = np.tril(rng.standard_normal((5, 5))) + 5 * np.eye(5)
     rhs = rng.standard_normal(5)
     out = np.empty(5)
-    K.forward_substitute(L, rhs, out, 5, False)
+    linalg.forward_substitute(L, rhs, out, 5, False)
     np.testing.assert_allclose(L @ out, rhs, atol=1e-12)
-    K.forward_substitute(L.T.copy(), rhs, out, 5, True)   # the upper factor's transpose is L
+    linalg.forward_substitute(L.T.copy(), rhs, out, 5, True)   # the upper factor's transpose is L
     np.testing.assert_allclose(L @ out, rhs, atol=1e-12)
 
 
@@ -63,8 +63,8 @@ def test_projection_kernel_certifies_empty_sets():
     state = np.full(4, -1, dtype=np.int64)
     its = np.zeros(4, dtype=np.int64)
     beta = np.array([[3.0], [2.0 + 1e-6], [2.0], [1e6]]) / np.sqrt(2)
-    K.project_rows(np.full(2, 0.5), Vr, beta, np.zeros(2), np.ones(2), X, state, its, 200, 1e-11)
-    assert state.tolist() == [K.EMPTY, K.EMPTY, K.PROJECTED, K.EMPTY]
+    projection.project_rows(np.full(2, 0.5), Vr, beta, np.zeros(2), np.ones(2), X, state, its, 200, 1e-11)
+    assert state.tolist() == [projection.EMPTY, projection.EMPTY, projection.PROJECTED, projection.EMPTY]
     np.testing.assert_allclose(X[2], [1.0, 1.0], atol=1e-11)
 
 
@@ -87,7 +87,7 @@ def test_check_rows_matches_numpy_and_skips_nan_rows():
     A, C, B = rng.standard_normal((3, 6)), rng.uniform(-0.5, 1.5, (10, 6)), rng.standard_normal((10, 3))
     C[3] = np.nan
     res, viol = np.full(10, -1.0), np.full(10, -1.0)
-    K.check_rows(C, A, B, np.zeros(6), np.ones(6), res, viol)
+    closed_forms.check_rows(C, A, B, np.zeros(6), np.ones(6), res, viol)
     ok = np.arange(10) != 3
     np.testing.assert_allclose(res[ok], np.linalg.norm(C[ok] @ A.T - B[ok], axis=1), atol=TOL["closed_form"])
     np.testing.assert_allclose(viol[ok], np.maximum(np.max(np.maximum(-C[ok], C[ok] - 1), axis=1), 0))

@@ -68,7 +68,7 @@ def test_row_products_match_blas_to_rounding_and_ignore_the_batch():
     """The kernel behind it: ``rows_times(X, M) = X @ M.T`` to the rounding of a dot product
     (|error| <= k eps sum |x_i m_i|, Higham's bound for recursive summation), and a row's
     bits do not depend on the rows around it."""
-    from chebcenter._kernels import rows_times
+    from chebcenter.kernels.linalg import rows_times
 
     rng = np.random.default_rng(0)
     X, M = rng.standard_normal((257, 13)), rng.standard_normal((5, 13))

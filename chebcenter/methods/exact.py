@@ -286,7 +286,7 @@ def _lower_in_slice(prob, q, S, low):
     ``r*(S_F) >= r*(projections) >= r*(S) - delta >= low - delta``, less ten times the
     projection's tolerance for the projections' own distance to S_F. 0 when a projection
     fails."""
-    from .._kernels import PROJECTED, project_points
+    from ..kernels.projection import PROJECTED, project_points
 
     if S is None or len(S) == 0 or not np.isfinite(low):
         return 0.0

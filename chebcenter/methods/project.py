@@ -24,10 +24,10 @@ import dataclasses
 import numpy as np
 
 from .._errors import InvalidInputError
-from .._kernels import rows_times
 from .._parallel import row_blocks
 from .._qp_kernel import QP_OPTIMAL, project_metric_rows
 from .._validate import as_array
+from ..kernels.linalg import rows_times
 from ..results import Status
 from ._types import Context, MethodOutput, MethodSpec
 from .relax import rcc2

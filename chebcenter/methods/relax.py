@@ -30,12 +30,12 @@ from __future__ import annotations
 import numpy as np
 
 from .._cvxpy import EbtDual, ProjectionQP, status_of
-from .._kernels import rows_times
 from .._nnls_kernel import nnls_rows
 from .._parallel import row_blocks
 from .._ranges_kernel import RANGES_OK, range_rows
 from .._rcc1_kernel import COLD_MU, CONVERGED, ROBUST_MU, certify_rows, rcc1_barrier_rows, rcc1_segment_rows
 from .._validate import as_bool, as_positive_int, check_choice
+from ..kernels.linalg import rows_times
 from ..results import Status
 from ._types import Context, MethodOutput, MethodSpec, ProblemCache
 
