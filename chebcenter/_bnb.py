@@ -40,9 +40,9 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import linprog
 
-from ._exact_kernels import certified_ball
 from ._jit import jit, jit_noalloc
 from ._ranges_kernel import RANGES_EMPTY, RANGES_OK, lp_max, lp_max_warm, simplex_state, warm_phase2
+from .kernels.ball import certified_ball
 from .kernels.linalg import argsort_into
 
 __all__ = ["bnb_center"]

@@ -10,8 +10,9 @@ from strategies import instances, scaled
 from tolerances import TOL
 
 import chebcenter as cc
-from chebcenter._exact_kernels import PIVOT_OK, PIVOT_TOO_MANY, PIVOT_UNSURE, min_enclosing_ball, pivot_vertices
 from chebcenter._ranges_kernel import lp_max
+from chebcenter.kernels.ball import min_enclosing_ball
+from chebcenter.kernels.vertices import PIVOT_OK, PIVOT_TOO_MANY, PIVOT_UNSURE, pivot_vertices
 from chebcenter.methods.exact import _start_direction, candidate_count, slice_vertices
 
 

@@ -40,10 +40,11 @@ import math
 import numpy as np
 
 from .._bnb import bnb_center
-from .._exact_kernels import PIVOT_OK, PIVOT_TOO_MANY, certified_ball, distinct_rows, enumerate_vertices, pivot_vertices
 from .._parallel import row_blocks
 from .._ranges_kernel import RANGES_OK, lp_max
 from .._validate import as_bool, as_positive_float, as_positive_int, check_choice
+from ..kernels.ball import certified_ball
+from ..kernels.vertices import PIVOT_OK, PIVOT_TOO_MANY, distinct_rows, enumerate_vertices, pivot_vertices
 from ..results import Status
 from ._types import Context, MethodOutput, MethodSpec
 
@@ -93,7 +94,7 @@ def slice_vertices(problem, q, capacity, walk=True, raw=False, tol=None):
     """Distinct vertices of S_F for ``q = A^+ b`` (rows), or None past ``capacity``.
     With ``raw=True``, ``(distinct, every candidate before de-duplication)``.
 
-    First the edge walk (:func:`chebcenter._exact_kernels.pivot_vertices`) from an LP
+    First the edge walk (:func:`chebcenter.kernels.vertices.pivot_vertices`) from an LP
     vertex: it lists each vertex once and is complete whenever every vertex is simple.
     Where it cannot prove that (a degenerate vertex, a nearly singular basis, d > 31),
     the basis-by-basis enumeration, which needs no such assumption. ``walk=False``

@@ -1,38 +1,26 @@
-"""Compiled kernels of the exact method: vertex enumeration and minimum enclosing ball.
+"""Compiled vertex enumeration of ``S_F = {x : Vr x = beta, lo <= x <= hi}``.
 
 Private module: float64/int64 arrays only, no validation.
 
-Vertices. With ``Vr`` (r x d, orthonormal rows) and ``beta = Vr q``, a point of
-``S_F = {x : Vr x = beta, lo <= x <= hi}`` is a vertex iff it is a basic
-solution: some set F of r coordinates with ``Vr[:, F]`` invertible carries
-``x_F = Vr[:, F]^{-1} (beta - Vr[:, N] x_N)`` and every other coordinate sits
-at a bound, ``x_N in {lo_N, hi_N}``. We visit every basis F and walk the bound
-patterns depth first, one nonbasic coordinate per level (each step an update
-``x_F -= (hi_j - lo_j) G[:, j]`` with ``G = Vr[:, F]^{-1} Vr[:, N]``), pruning a
-branch as soon as the range still reachable by some basic coordinate misses its
-bounds, so only a small part of the ``2^(d-r)`` patterns is visited.
-
-Minimum enclosing ball. The walking algorithm of Fischer, Gärtner and Kutz
-("Fast smallest-enclosing-ball computation in high dimensions", ESA 2003):
-keep a support set T on the boundary of a ball that contains every point,
-walk the center toward the circumcenter of T, add the first point the
-shrinking ball touches, and drop a support point whose affine coefficient is
-negative. It stops exactly when the center lies in conv(T), which is the
-optimality condition of the minimum enclosing ball.
+With ``Vr`` (r x d, orthonormal rows) and ``beta = Vr q``, a point of S_F is a vertex iff
+it is a basic solution: some set F of r coordinates with ``Vr[:, F]`` invertible carries
+``x_F = Vr[:, F]^{-1} (beta - Vr[:, N] x_N)`` and every other coordinate sits at a bound,
+``x_N in {lo_N, hi_N}``. :func:`enumerate_vertices` visits every basis F and walks the
+bound patterns depth first, one nonbasic coordinate per level (each step an update
+``x_F -= (hi_j - lo_j) G[:, j]`` with ``G = Vr[:, F]^{-1} Vr[:, N]``), pruning a branch as
+soon as the range still reachable by some basic coordinate misses its bounds, so only a
+small part of the ``2^(d-r)`` patterns is visited. :func:`pivot_vertices` walks the edges
+of the polytope from one vertex instead, sharing bases updated by their pivots.
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from ._jit import jit
-from .kernels.linalg import argsort_stable, cholesky_solve
+from .._jit import jit
+from .linalg import argsort_stable
 
-__all__ = ["PIVOT_OK", "PIVOT_TOO_MANY", "PIVOT_UNSURE", "certified_ball", "enumerate_vertices", "min_enclosing_ball",
-           "pivot_vertices"]
-
+__all__ = ["PIVOT_OK", "PIVOT_TOO_MANY", "PIVOT_UNSURE", "distinct_rows", "enumerate_vertices", "pivot_vertices"]
 
 @jit
 def _lu_inverse(M, out, pivot_tol):
@@ -534,224 +522,6 @@ def _walk(Vr, beta, lo, hi, width, capacity, degen_tol, pivot_tol, st, V, bases,
         head += 1
     st[0], st[1], st[2] = head, count, n_bases
     return code
-
-
-@jit
-def _circumcenter(P, T, k, center, lam, work, rhs, sol):
-    """Center of the smallest sphere through ``P[T[:k]]`` within their affine hull.
-
-    With ``M = [P_t1 - P_t0, ...]``: solve ``(M^T M) y = diag(M^T M) / 2``,
-    ``center = P_t0 + M y``, affine coefficients ``lam = (1 - sum y, y)``.
-    Returns False if the support points are affinely dependent.
-    """
-    dim = P.shape[1]
-    t0 = T[0]
-    n = k - 1
-    for a in range(n):
-        for b in range(a + 1):
-            s = 0.0
-            for i in range(dim):
-                s += (P[T[a + 1], i] - P[t0, i]) * (P[T[b + 1], i] - P[t0, i])
-            work[a, b] = s
-            work[b, a] = s
-        rhs[a] = 0.5 * work[a, a]
-    scale = 0.0
-    for a in range(n):
-        scale = max(scale, work[a, a])
-    if not cholesky_solve(work, rhs, sol, n, 1e-13 * scale):
-        return False
-    total = 0.0
-    for a in range(n):
-        lam[a + 1] = sol[a]
-        total += sol[a]
-    lam[0] = 1.0 - total
-    for i in range(dim):
-        s = P[t0, i]
-        for a in range(n):
-            s += sol[a] * (P[T[a + 1], i] - P[t0, i])
-        center[i] = s
-    return True
-
-
-@jit
-def min_enclosing_ball(P, maxit, start):
-    """Minimum enclosing ball of the rows of ``P`` (n x dim), walking from the center ``start``.
-
-    Any ``start`` is correct (the walk begins with the ball about it through the farthest
-    point, which encloses every point); one near the answer, such as the ball of a subset
-    found before, saves most of the walk.
-
-    Returns ``(center, radius, lower, support, n_support, status)``:
-    ``radius = max_j ||P_j - center||`` (an enclosing radius, honest whatever
-    happens); ``lower = sqrt(sum_j lam_j ||P_j - c_lam||^2)`` with the support's
-    nonnegative, normalised affine weights, a lower bound on the optimal
-    radius by MEB duality; ``status`` 0 optimal, 1 iteration limit,
-    2 degenerate support (both still return a valid enclosing ball).
-    """
-    n, dim = P.shape
-    cap = dim + 2
-    T = np.empty(cap, dtype=np.int64)
-    in_T = np.zeros(n, dtype=np.bool_)
-    lam = np.zeros(cap)
-    work = np.empty((cap, cap))
-    rhs = np.empty(cap)
-    sol = np.empty(cap)
-    c = start.copy()
-    caff = np.empty(dim)
-    direction = np.empty(dim)
-    far = 0
-    best = -1.0
-    for j in range(n):
-        s = 0.0
-        for i in range(dim):
-            t = P[j, i] - c[i]
-            s += t * t
-        if s > best:
-            best = s
-            far = j
-    T[0] = far
-    in_T[far] = True
-    k = np.int64(1)
-    status = 1
-    scale = math.sqrt(best) + 1e-300
-    for _ in range(maxit):
-        if not _circumcenter(P, T, k, caff, lam, work, rhs, sol):
-            status = 2
-            break
-        dist = 0.0
-        for i in range(dim):
-            direction[i] = caff[i] - c[i]
-            dist += direction[i] * direction[i]
-        if math.sqrt(dist) <= 1e-14 * scale:
-            # at the circumcenter: optimal iff it lies in conv(T)
-            jmin = 0
-            for a in range(1, k):
-                if lam[a] < lam[jmin]:
-                    jmin = a
-            if lam[jmin] >= -1e-12:
-                status = 0
-                break
-            in_T[T[jmin]] = False
-            for a in range(jmin, k - 1):
-                T[a] = T[a + 1]
-            k -= 1
-            continue
-        # walk c -> caff; stop where a point outside T reaches the boundary
-        t0 = T[0]
-        r2 = 0.0
-        for i in range(dim):
-            t = P[t0, i] - c[i]
-            r2 += t * t
-        tmin = 1.0
-        block = -1
-        for j in range(n):
-            if in_T[j]:
-                continue
-            den = 0.0
-            dj2 = 0.0
-            for i in range(dim):
-                den += (P[t0, i] - P[j, i]) * direction[i]
-                t = P[j, i] - c[i]
-                dj2 += t * t
-            den *= 2.0
-            if den > 1e-14 * scale * math.sqrt(dist):
-                tj = max(r2 - dj2, 0.0) / den
-                if tj < tmin:
-                    tmin = tj
-                    block = j
-        if block >= 0:
-            for i in range(dim):
-                c[i] += tmin * direction[i]
-            if k >= cap:
-                status = 2
-                break
-            T[k] = block
-            in_T[block] = True
-            k += 1
-        else:
-            for i in range(dim):
-                c[i] = caff[i]
-    radius2 = 0.0
-    for j in range(n):
-        s = 0.0
-        for i in range(dim):
-            t = P[j, i] - c[i]
-            s += t * t
-        radius2 = max(radius2, s)
-    # dual lower bound from the support weights (clipped to >= 0, renormalised)
-    lower2 = 0.0
-    wsum = 0.0
-    for a in range(k):
-        wsum += max(lam[a], 0.0)
-    if status != 2 and wsum > 0.0:
-        clam = np.zeros(dim)
-        for a in range(k):
-            w = max(lam[a], 0.0) / wsum
-            for i in range(dim):
-                clam[i] += w * P[T[a], i]
-        for a in range(k):
-            w = max(lam[a], 0.0) / wsum
-            s = 0.0
-            for i in range(dim):
-                t = P[T[a], i] - clam[i]
-                s += t * t
-            lower2 += w * s
-    support = T[:k].copy()
-    return c, math.sqrt(radius2), math.sqrt(lower2), support, k, status
-
-
-def certified_ball(P, gap_tol=1e-9, start=None):
-    """:func:`min_enclosing_ball` made robust to degenerate supports.
-
-    The walk can stop on an affinely dependent support (cospherical points, common at
-    the vertices of box slices). Its answers are certified both ways (``radius`` encloses
-    every point, ``lower`` is a dual bound), so it is rerun on up to three other point
-    orders (reversed, two fixed permutations) until ``radius - lower <= gap_tol (1 +
-    radius)``. The first run walks from ``start`` (default: the first point), the others
-    from their first point; if none certifies, the walk is run on jittered points and
-    judged on the true ones (see the code). Returns ``(center, radius, lower, support, status)`` where, if no run
-    certifies, ``radius``/``center`` come from the run with the smallest radius, ``lower``
-    is the largest lower bound of all runs and ``status`` is that of the last run (non-zero).
-    """
-    P = np.ascontiguousarray(P, dtype=np.float64)
-    n, dim = P.shape
-    maxit = 200 * (dim + 2) + 1000
-    orders = [None, np.arange(n)[::-1]] + [np.random.default_rng(seed).permutation(n) for seed in (0, 1)]
-    best = None
-    lower = 0.0
-    status = 1
-    for order in orders[:1] if n <= 1 else orders:
-        pts = P if order is None else np.ascontiguousarray(P[order])
-        c0 = pts[0] if order is not None or start is None else np.asarray(start, dtype=np.float64)
-        c, radius, low, sup, k, status = min_enclosing_ball(pts, maxit, np.ascontiguousarray(c0))
-        support = sup[:k] if order is None else order[sup[:k]]
-        lower = max(lower, low)
-        if best is None or radius < best[1]:
-            best = (c, radius, support)
-        if status == 0 and best[1] - lower <= gap_tol * (1.0 + best[1]):
-            return best[0], best[1], lower, np.sort(best[2]), 0
-    if n > dim + 1:
-        # ties: many points on one sphere (integer data at rank 1: tens of thousands of
-        # vertices at the same distance) leave every order on a dependent support. The walk
-        # is rerun on the points moved by a tiny random jitter (general position), and its
-        # answer is judged on the true points: the radius about its center is computed
-        # over them, and the lower bound is the walk's dual bound on the true points of its
-        # support (a subset's radius bounds the set's from below; the dual bound holds for
-        # any weights). A jitter of eps moves both by about eps sqrt(dim).
-        spread = float(np.max(np.ptp(P, axis=0))) if n else 0.0
-        rng = np.random.default_rng(12345)
-        for eps in (1e-12, 1e-10):
-            moved = P + (eps * (spread + 1e-300)) * rng.standard_normal(P.shape)
-            c, _, _, sup, k, _ = min_enclosing_ball(moved, maxit, np.ascontiguousarray(best[0]))
-            radius = float(np.sqrt(np.max(np.sum((P - c) ** 2, axis=1))))
-            sub = np.ascontiguousarray(P[sup[:k]])
-            _, _, low, _, _, _ = min_enclosing_ball(sub, maxit, np.ascontiguousarray(c))
-            lower = max(lower, low)
-            if radius < best[1]:
-                best = (c, radius, sup[:k].copy())
-            if best[1] - lower <= gap_tol * (1.0 + best[1]):
-                return best[0], best[1], lower, np.sort(best[2]), 0
-    return best[0], best[1], lower, np.sort(best[2]), max(status, 1)
 
 
 def distinct_rows(V, tol):
