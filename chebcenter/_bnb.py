@@ -26,8 +26,8 @@ is nearly tight, which is what makes the search small. Branching splits the box 
 fractional coordinate with the largest gap term, at the LP value. For r = 1 the LP is a
 continuous knapsack solved exactly by a compiled kernel (each node finishes its parent's
 ratio order by an insertion sort: 0.21-0.25 us per node at d = 26-41); for r > 1 it is the compiled
-bounded-variable simplex of :mod:`chebcenter._ranges_kernel`, started from the parent node's
-optimal basis (:func:`~chebcenter._ranges_kernel.lp_max_warm`: the parent's vertex stays
+bounded-variable simplex of :mod:`chebcenter.kernels.simplex`, started from the parent node's
+optimal basis (:func:`~chebcenter.kernels.simplex.lp_max_warm`: the parent's vertex stays
 feasible in both children, so phase 2 needs a few pivots; 1.1-1.6 us per node at r = 3..5,
 d = 20..30, against 1.3 ms for HiGHS). The search is compiled for every rank
 (:func:`farthest_point_dfs`, depth first); a node whose simplex runs out of pivots keeps
@@ -41,9 +41,9 @@ import numpy as np
 from scipy.optimize import linprog
 
 from ._jit import jit, jit_noalloc
-from ._ranges_kernel import RANGES_EMPTY, RANGES_OK, lp_max, lp_max_warm, simplex_state, warm_phase2
 from .kernels.ball import certified_ball
 from .kernels.linalg import argsort_into
+from .kernels.simplex import RANGES_EMPTY, RANGES_OK, lp_max, lp_max_warm, simplex_state, warm_phase2
 
 __all__ = ["bnb_center"]
 
@@ -219,7 +219,7 @@ def farthest_point_dfs(V, beta, lo, hi, c, threshold, slack, max_nodes, max_dept
     """:func:`farthest_point`, compiled, depth first, for any number of equations.
 
     The node LP is the knapsack closed form for one equation (r = 1) and the compiled
-    bounded-variable simplex (:func:`chebcenter._ranges_kernel.lp_max`) otherwise; a node
+    bounded-variable simplex (:func:`chebcenter.kernels.simplex.lp_max`) otherwise; a node
     whose simplex fails (pivot budget) keeps its parent's bound and makes the search
     incomplete, never a wrong certificate.
 

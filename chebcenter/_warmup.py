@@ -38,14 +38,14 @@ _PROJECTING = ("half", "half_star", "ls", "rcc2")
 def _step_kernels() -> dict:
     """The compiled entry points each step reaches (their caches decide whether it is cold)."""
     from ._bnb import farthest_point_dfs
-    from ._bvls_kernel import bvls_rows
-    from ._nnls_kernel import nnls_rows
-    from ._qp_kernel import project_metric_rows
-    from ._ranges_kernel import range_rows
-    from ._rcc1_kernel import certify_rows, rcc1_barrier_rows
     from .kernels.ball import min_enclosing_ball
+    from .kernels.bvls import bvls_rows
     from .kernels.closed_forms import prepare_rows
+    from .kernels.nnls import nnls_rows
     from .kernels.projection import project_rows
+    from .kernels.qp import project_metric_rows
+    from .kernels.rcc1 import certify_rows, rcc1_barrier_rows
+    from .kernels.simplex import range_rows
     from .kernels.vertices import pivot_vertices
 
     base, closed = (prepare_rows,), (prepare_rows, project_rows)

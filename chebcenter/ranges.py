@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._parallel import row_blocks
-from ._ranges_kernel import RANGES_EMPTY, RANGES_OK, range_rows
 from .kernels.linalg import rows_times
+from .kernels.simplex import RANGES_EMPTY, RANGES_OK, range_rows
 from .methods import Context, MethodOutput, MethodSpec
 from .results import Status
 

@@ -208,7 +208,7 @@ def test_warm_started_node_lp_equals_the_cold_one_on_child_nodes(seed):
     """lp_max_warm from the parent's optimal basis (a child: one basic coordinate's bound moved
     to its parent value, a new objective) reaches the cold simplex's optimal value; a state
     that is infeasible for the new bounds falls back to the cold start."""
-    from chebcenter._ranges_kernel import RANGES_OK, lp_max, lp_max_warm
+    from chebcenter.kernels.simplex import RANGES_OK, lp_max, lp_max_warm
 
     rng = np.random.default_rng(seed)
     for r, d in [(2, 10), (3, 14), (5, 20)]:

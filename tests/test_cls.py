@@ -92,7 +92,7 @@ def test_bvls_port_matches_scipy_on_inconsistent_systems(seed):
     loop; noisy, over- and underdetermined systems drive Stark-Parker's loops A and B (free
     the best bound variable, interpolate back to the first violated bound). The kernel must
     take SciPy's path there too: same solution, cost and status."""
-    from chebcenter._bvls_kernel import bvls_rows
+    from chebcenter.kernels.bvls import bvls_rows
 
     rng = np.random.default_rng(seed)
     m, d = [(3, 8), (8, 5), (6, 6), (12, 10), (2, 12), (5, 20), (20, 6), (4, 4)][seed]
@@ -118,7 +118,7 @@ def test_svd_subproblem_matches_gelsd_where_safe_and_hands_over_where_not():
     """The Jacobi-SVD least squares (compiled without LAPACK's lstsq) equals NumPy's gelsd to
     rounding on safely full-rank matrices, tall and wide, and refuses (NaN) rank-deficient
     ones, whose rows the batch re-runs with gelsd."""
-    from chebcenter._bvls_kernel import _svd_lstsq
+    from chebcenter.kernels.bvls import _svd_lstsq
 
     rng = np.random.default_rng(5)
     for m, n in [(1, 1), (1, 7), (3, 9), (6, 6), (9, 4), (12, 1)]:
@@ -136,7 +136,7 @@ def test_svd_subproblem_matches_gelsd_where_safe_and_hands_over_where_not():
 def test_rows_near_rank_deficient_subproblems_take_gelsd_and_only_those():
     """Without gelsd (the default compile) a full-rank A never needs it; with a repeated row
     every row does, and the batch result then equals SciPy's (gelsd's own decisions)."""
-    from chebcenter._bvls_kernel import NEEDS_GELSD, bvls_rows
+    from chebcenter.kernels.bvls import NEEDS_GELSD, bvls_rows
 
     rng = np.random.default_rng(6)
     d = 8

@@ -10,8 +10,8 @@ from strategies import instances, scaled
 from tolerances import TOL
 
 import chebcenter as cc
-from chebcenter._ranges_kernel import lp_max
 from chebcenter.kernels.ball import min_enclosing_ball
+from chebcenter.kernels.simplex import lp_max
 from chebcenter.kernels.vertices import PIVOT_OK, PIVOT_TOO_MANY, PIVOT_UNSURE, pivot_vertices
 from chebcenter.methods.exact import _start_direction, candidate_count, slice_vertices
 

@@ -296,7 +296,7 @@ def test_compiled_nnls_certifies_alpha_one_exactly_where_scipy_does():
     3 000 of 3 000), and every certified row's residual is recomputed <= 1e-10 ||s||."""
     from scipy.optimize import nnls
 
-    from chebcenter._nnls_kernel import nnls_rows
+    from chebcenter.kernels.nnls import nnls_rows
 
     rng = np.random.default_rng(0)
     decisions = []
@@ -321,7 +321,7 @@ def test_compiled_nnls_certifies_alpha_one_exactly_where_scipy_does():
 
 
 def test_the_barrier_predictor_halves_the_newton_steps():
-    """The predictor along the central path's tangent (chebcenter._rcc1_kernel) cuts cold rows
+    """The predictor along the central path's tangent (chebcenter.kernels.rcc1) cuts cold rows
     here from 24.8 Newton steps on average to 15.9 (measured with and without it, cold starts
     at mu = 0.1; from mu = 1 it was 29 to 21). A broken predictor would still give right
     answers, only slower: so the step count is bounded."""
@@ -364,7 +364,7 @@ def test_verified_cholesky_bound_is_never_wrong_and_usually_decides(p, log_sprea
     spreads of the other eigenvalues from 1e-6 to 1e6. The eigensolver's own error is at most
     ``p eps ||M||``, so "below" is placed 100 times further below than that. Above s by a
     relative 1e-9 or more it must decide (the barrier's optima sit about 1e-9 above 1)."""
-    from chebcenter._rcc1_kernel import _verified_above
+    from chebcenter.kernels.rcc1 import _verified_above
 
     rng = np.random.default_rng(seed)
     s = 1.0
@@ -390,7 +390,7 @@ def test_verified_cholesky_spares_the_eigensolver_at_the_barrier_optimum():
     """At the barrier's answers lambda_min(M) - 1 is about mu (8e-10 here), far above the
     Cholesky bound's slack (about 1e-12): every row is certified without eigvalsh, and the
     radii are those of the eigenvalue route (f = 1 either way)."""
-    from chebcenter._rcc1_kernel import _verified_above
+    from chebcenter.kernels.rcc1 import _verified_above
 
     rng = np.random.default_rng(5)
     A = rng.standard_normal((3, 40))
@@ -426,11 +426,11 @@ def test_rcc1_on_a_slice_that_meets_the_box_in_one_corner_point():
 
 @pytest.mark.parametrize("n", [5, 60, 95, 96, 150])
 def test_barrier_cholesky_on_both_sides_of_the_lapack_switch(n):
-    """The barrier's factorisations (chebcenter._rcc1_kernel._cholesky) are the project's own
+    """The barrier's factorisations (chebcenter.kernels.rcc1._cholesky) are the project's own
     below LAPACK_FROM = 96 and LAPACK's dpotrf from there on: both give numpy's factor on a
     positive definite matrix, and both say False (never raise) on an indefinite one, a
     semidefinite one and a NaN diagonal."""
-    from chebcenter._rcc1_kernel import LAPACK_FROM, _cholesky
+    from chebcenter.kernels.rcc1 import LAPACK_FROM, _cholesky
 
     assert LAPACK_FROM == 96
     rng = np.random.default_rng(n)
@@ -454,7 +454,7 @@ def test_barrier_triangular_solve_by_blocks(p, n):
     on both sides of the switch, including a last block shorter than 48."""
     from scipy.linalg import solve_triangular
 
-    from chebcenter._rcc1_kernel import _forward_rows
+    from chebcenter.kernels.rcc1 import _forward_rows
 
     rng = np.random.default_rng(p)
     L = np.tril(rng.standard_normal((p, p))) + p * np.eye(p)

@@ -11,7 +11,7 @@ the solver's tolerance (the residual is reported). Its certified radius is
 ``R + ||x - h||`` (any point c of S is within ``||c - h||`` of the center h of
 a ball of radius R that contains S_F).
 
-``solver="numba"`` (default) runs :mod:`chebcenter._bvls_kernel`, a line-by-line port of
+``solver="numba"`` (default) runs :mod:`chebcenter.kernels.bvls`, a line-by-line port of
 that SciPy routine compiled for the whole batch on all cores (its least-squares
 subproblems by QR or a Jacobi SVD where they are safely full rank; a row that meets one
 that is not is re-run with LAPACK's gelsd, as SciPy, compiled only when first needed);
@@ -24,9 +24,9 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import lsq_linear
 
-from .._bvls_kernel import NEEDS_GELSD, bvls_rows
 from .._parallel import row_blocks
 from .._validate import check_choice
+from ..kernels.bvls import NEEDS_GELSD, bvls_rows
 from ..results import Status
 from ._types import Context, MethodOutput, MethodSpec
 

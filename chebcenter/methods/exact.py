@@ -41,9 +41,9 @@ import numpy as np
 
 from .._bnb import bnb_center
 from .._parallel import row_blocks
-from .._ranges_kernel import RANGES_OK, lp_max
 from .._validate import as_bool, as_positive_float, as_positive_int, check_choice
 from ..kernels.ball import certified_ball
+from ..kernels.simplex import RANGES_OK, lp_max
 from ..kernels.vertices import PIVOT_OK, PIVOT_TOO_MANY, distinct_rows, enumerate_vertices, pivot_vertices
 from ..results import Status
 from ._types import Context, MethodOutput, MethodSpec

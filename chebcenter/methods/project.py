@@ -13,7 +13,7 @@ coordinates is the projection of ``a_F - Pi_FF^{-1} Pi_FC (c - a_C)`` in the met
 ``Pi_FF^{-1}`` (the conditional covariance given x_C = c). The anchor is translated and
 scaled with the box (the metric only needs its shape: the minimiser does not change when
 Sigma is multiplied by a constant). The compiled primal active-set solver starts from the
-Euclidean projection of the midpoint (:mod:`chebcenter._qp_kernel`). Its radius is the
+Euclidean projection of the midpoint (:mod:`chebcenter.kernels.qp`). Its radius is the
 bound ``R + ||x - h||`` (as for cls): every point of S_F lies within R of half*.
 """
 
@@ -25,9 +25,9 @@ import numpy as np
 
 from .._errors import InvalidInputError
 from .._parallel import row_blocks
-from .._qp_kernel import QP_OPTIMAL, project_metric_rows
 from .._validate import as_array
 from ..kernels.linalg import rows_times
+from ..kernels.qp import QP_OPTIMAL, project_metric_rows
 from ..results import Status
 from ._types import Context, MethodOutput, MethodSpec
 from .relax import rcc2

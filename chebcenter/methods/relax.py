@@ -8,7 +8,7 @@ RCC1 (docs/theory.md §1), in u-space ``x = q + W u``: each box row is one quadr
     M = W^T D_alpha W,  v = W^T D_alpha (q - m),  t_i = (q_i - lo_i)(q_i - hi_i)
 
 gives ``u = -M^{-1} v``. ``solver="auto"`` (= ``"numba"``) solves it with the compiled
-kernels of :mod:`chebcenter._rcc1_kernel`: in closed form when ``p = d - rank A = 1``,
+kernels of :mod:`chebcenter.kernels.rcc1`: in closed form when ``p = d - rank A = 1``,
 else by the barrier method, rows in parallel with warm starts inside fixed chunks
 (option ``warm_chunk``); rows the kernels cannot certify go to cvxpy. ``"clarabel"`` and
 ``"scs"`` build the cvxpy problem once (Parameters) and are the reference routes. For ANY ``alpha >= 0`` with ``M > I`` one has
@@ -30,12 +30,12 @@ from __future__ import annotations
 import numpy as np
 
 from .._cvxpy import EbtDual, ProjectionQP, status_of
-from .._nnls_kernel import nnls_rows
 from .._parallel import row_blocks
-from .._ranges_kernel import RANGES_OK, range_rows
-from .._rcc1_kernel import COLD_MU, CONVERGED, ROBUST_MU, certify_rows, rcc1_barrier_rows, rcc1_segment_rows
 from .._validate import as_bool, as_positive_int, check_choice
 from ..kernels.linalg import rows_times
+from ..kernels.nnls import nnls_rows
+from ..kernels.rcc1 import COLD_MU, CONVERGED, ROBUST_MU, certify_rows, rcc1_barrier_rows, rcc1_segment_rows
+from ..kernels.simplex import RANGES_OK, range_rows
 from ..results import Status
 from ._types import Context, MethodOutput, MethodSpec, ProblemCache
 
@@ -67,7 +67,7 @@ def rcc1_certificate(W, q, lo, hi, alpha, delta=0.0):
     ``eta = v^T M^{-1} v - alpha^T t`` (plus its rounding allowance) with
     ``max_{x' in S_F} ||x' - x||^2 <= eta`` for S_F's box widened by ``delta``. Returns
     ``(None, nan, alpha)`` if ``M`` is not positive definite. (One row of the batch
-    kernel :func:`chebcenter._rcc1_kernel.certify_rows`.)
+    kernel :func:`chebcenter.kernels.rcc1.certify_rows`.)
     """
     W = np.ascontiguousarray(W, dtype=np.float64)
     q = np.asarray(q, dtype=np.float64)

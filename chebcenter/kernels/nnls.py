@@ -16,8 +16,8 @@ import math
 
 import numpy as np
 
-from ._jit import jit
-from .kernels.linalg import cholesky_substitute
+from .._jit import jit
+from .linalg import cholesky_substitute
 
 __all__ = ["nnls_rows"]
 

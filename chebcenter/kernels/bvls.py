@@ -21,8 +21,8 @@ import math
 
 import numpy as np
 
-from ._jit import jit
-from .kernels.linalg import forward_substitute
+from .._jit import jit
+from .linalg import forward_substitute
 
 __all__ = ["NEEDS_GELSD", "bvls_rows"]
 

@@ -41,8 +41,8 @@ import math
 
 import numpy as np
 
-from ._jit import jit
-from .kernels.linalg import cholesky_in_place, cholesky_substitute
+from .._jit import jit
+from .linalg import cholesky_in_place, cholesky_substitute
 
 __all__ = ["certify_rows", "rcc1_barrier_rows", "rcc1_segment_rows", "CONVERGED", "MAX_ITERATIONS", "NUMERICAL_FAILURE"]
 
