@@ -37,8 +37,8 @@ _PROJECTING = ("half", "half_star", "ls", "rcc2")
 
 def _step_kernels() -> dict:
     """The compiled entry points each step reaches (their caches decide whether it is cold)."""
-    from ._bnb import farthest_point_dfs
     from .kernels.ball import min_enclosing_ball
+    from .kernels.bnb import farthest_point_dfs
     from .kernels.bvls import bvls_rows
     from .kernels.closed_forms import prepare_rows
     from .kernels.nnls import nnls_rows

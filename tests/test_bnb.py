@@ -7,7 +7,7 @@ import pytest
 from reference import brute_vertices
 
 import chebcenter as cc
-from chebcenter._bnb import knapsack_lp
+from chebcenter.kernels.bnb import knapsack_lp
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -132,7 +132,7 @@ def test_compiled_node_lp_matches_highs_on_random_and_degenerate_nodes():
     value to 1e-9 (its vertex may differ on ties), and 'empty' exactly where HiGHS says so."""
     from scipy.optimize import linprog
 
-    import chebcenter._bnb as bnb
+    import chebcenter.methods.bnb as bnb
 
     rng = np.random.default_rng(17)
     checked = empty = 0
@@ -188,7 +188,7 @@ def test_compiled_search_at_higher_rank_matches_enumeration(rank, d):
 
 def test_the_outer_loop_needs_few_rounds_with_gap_scaled_slack():
     """Each round's search returns a point within (1 + slack) of the farthest, slack a tenth-
-    to-third of the current gap (chebcenter._bnb.SLACK_FRAC). With a fixed slack of 1e-3
+    to-third of the current gap (chebcenter.methods.bnb.SLACK_FRAC). With a fixed slack of 1e-3
     this instance took 132 rounds to a 1e-6 gap; now 28. A coarser slack would still give a
     certified answer, only slowly: so the round count is bounded here, with room."""
     rng = np.random.default_rng(12)

@@ -19,7 +19,7 @@ vertex count. Size guards: ``max_candidates`` bounds the work
 basic feasible solutions found.
 
 Past the enumeration (``algorithm="auto"`` when rank A = 1, or ``algorithm="bnb"``):
-the working-set scheme of :mod:`chebcenter._bnb` -- minimum enclosing ball of a few
+the working-set scheme of :mod:`chebcenter.methods.bnb` -- minimum enclosing ball of a few
 points of S_F, a branch-and-bound oracle for the point of S_F farthest from its center,
 repeat -- which never lists the vertices. Its result is certified by
 ``radius_lower <= r* <= radius`` and is OPTIMAL when ``radius <= radius_lower (1 + gap_tol)``
@@ -39,7 +39,6 @@ import math
 
 import numpy as np
 
-from .._bnb import bnb_center
 from .._parallel import row_blocks
 from .._validate import as_bool, as_positive_float, as_positive_int, check_choice
 from ..kernels.ball import certified_ball
@@ -47,6 +46,7 @@ from ..kernels.simplex import RANGES_OK, lp_max
 from ..kernels.vertices import PIVOT_OK, PIVOT_TOO_MANY, distinct_rows, enumerate_vertices, pivot_vertices
 from ..results import Status
 from ._types import Context, MethodOutput, MethodSpec
+from .bnb import bnb_center
 
 __all__ = ["EXACT", "candidate_count", "slice_vertices"]
 
