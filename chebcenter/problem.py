@@ -1,4 +1,4 @@
-"""The factored box slice ``S_F = {x in [lo, hi]^d : A x = b}`` and its dispatcher.
+"""The factored box slice ``S_F = {x in [lo, hi]^d : A x = b}``: the public ``BoxSlice``.
 
 Every call is normalised at the door (``docs/theory.md#invariances``): coordinates with
 ``lo_i == hi_i`` are constants and are substituted into ``b``; the free coordinates are
@@ -9,10 +9,9 @@ vector ``t`` the map ``x -> s x + t`` therefore moves every center the same way 
 scales every radius by ``s`` (``ls``, the minimum-norm solution, moves with the scale only:
 its definition depends on the origin).
 
-Before a batch is returned the library checks each OPTIMAL row against its method's
-contract (:meth:`_Core.check_contract`): a center that claims S_F must lie in it; a row
-that fails is moved into S_F (projection) with its radius enlarged by the move and
-reported INACCURATE, with the reason in ``extras["check"]``.
+The batch itself runs in :mod:`chebcenter.dispatch` (solve, contract check, repair) on
+the normalised :class:`~chebcenter.core._Core`, which this module builds once per
+``BoxSlice``.
 """
 
 from __future__ import annotations
@@ -21,26 +20,18 @@ import time
 from typing import Any
 
 import numpy as np
-from scipy.optimize import linprog, lsq_linear
 
 from ._errors import InvalidInputError
 from ._validate import as_batch_rhs, as_bounds, as_matrix, as_positive_float, as_rhs, check_choice, check_options
-from .kernels import closed_forms, linalg, projection
-from .methods import REGISTRY, Context
+from .core import _EPS, _Core
+from .dispatch import scatter, solve
+from .kernels import closed_forms
+from .methods import REGISTRY
 from .methods.exact import slice_vertices
 from .ranges import RANGES, FeatureRanges
 from .results import BatchResult, CenterResult, Status
 
 __all__ = ["BoxSlice", "chebyshev_center"]
-
-_PROJECT_MAXIT = 200
-#: a center of an S_F method may leave the box by this much (in units of the largest box
-#: half-width) before clipping; more means the solver did not reach its optimum
-CLIP_TOL = 1e-7
-#: relative residual ||A c - b|| allowed for a center that claims S (backward error, in
-#: units of ||A|| (||c|| + 1) + ||b||)
-MEMBERSHIP_TOL = 1e-9
-_EPS = np.finfo(np.float64).eps
 
 #: how each per-row extra changes unit when the core's answer is mapped back
 _LENGTH_EXTRAS = ("radius_lower", "rhs_residual", "clipped", "moved")
@@ -50,286 +41,6 @@ _COORDINATE_EXTRAS = ("alpha",)
 _POINT_ROWS_EXTRAS = ("lower", "upper")
 
 
-class _Core:
-    """The normalised problem the methods see: free coordinates only, box ``[-w, w]``
-    (``max w = 1``, midpoint 0), A factored once by its SVD.
-
-    Attributes used by the methods: ``A`` (m x d), ``lo``, ``hi``, ``mid`` (zeros), ``m``,
-    ``d``, ``rank``, ``p``, ``Vr`` (r x d orthonormal rows), ``W`` (d x p), ``Ur`` (m x r),
-    ``s_r``, ``sigma_max``, ``null_projector``, ``p_mid`` (= P mid = 0), ``origin`` and
-    ``p_origin`` (the user's origin in these coordinates and its null-space part, for
-    ``ls``), ``half_diag_sq``, ``box_tol``, ``cond`` (sigma_max / sigma_r).
-    """
-
-    def __init__(self, A, w, origin, rank_tol, feas_tol):
-        m, d = A.shape
-        if m > 0:
-            U, s, Vt = np.linalg.svd(A, full_matrices=True)
-        else:
-            U, s, Vt = np.zeros((0, 0)), np.zeros(0), np.eye(d)
-        self.sigma_max = float(s[0]) if s.size else 0.0
-        if rank_tol is None:
-            rank_tol = self.sigma_max * max(m, d) * _EPS
-        r = int(np.sum(s > rank_tol))
-        self.A = np.ascontiguousarray(A)
-        self.m, self.d, self.rank, self.p = m, d, r, d - r
-        self.Ur = np.ascontiguousarray(U[:, :r])
-        self.s_r = np.ascontiguousarray(s[:r])
-        self.cond = float(s[0] / s[r - 1]) if r else 1.0
-        self.Vr = np.ascontiguousarray(Vt[:r])
-        W = np.ascontiguousarray(Vt[r:].T)
-        # a coordinate whose row of W is rounding noise is constant on S (determined by
-        # A x = b): its row is set to exactly 0, so no method can lean on a box
-        # constraint that only rounding makes look active (docs/theory.md)
-        self.determined = np.linalg.norm(W, axis=1) <= 64.0 * _EPS * max(m, d)
-        W[self.determined] = 0.0
-        self.W = W
-        self.null_projector = self.W @ self.W.T
-        self.lo, self.hi = -w, w.copy()
-        self.mid = np.zeros(d)
-        self.p_mid = np.zeros(d)
-        self.origin = origin
-        self.p_origin = self.null_projector @ origin
-        self.half_diag_sq = float(w @ w)
-        self.feas_tol = feas_tol
-        self.box_tol = 2.0 * feas_tol
-        #: feasibility per coordinate, at its own scale: the box tolerance, but never more than
-        #: feas_tol of the coordinate's width, nor less than the rounding of a computed
-        #: coordinate (a coordinate 1e-8 as wide as the largest was allowed a slack of 27 % of
-        #: its width, and vertices merged along it: docs/theory.md §6.2)
-        self.coord_tol = np.minimum(self.box_tol, np.maximum(feas_tol * (self.hi - self.lo), 64.0 * _EPS * d))
-        self._project_tol = 1e-11 * (1.0 + float(np.linalg.norm(w)))
-
-    def q_of(self, b):
-        """``A^+ b`` from the orthogonal factors (stable for any condition number)."""
-        return self.Vr.T @ ((self.Ur.T @ b) / self.s_r) if self.rank else np.zeros(self.d)
-
-    # -- one batch --------------------------------------------------------------------
-    def solve(self, B, extra_scale, spec, opts, on_inconsistent):
-        """Centers of the normalised rows ``B`` (all finite); returns
-        ``(centers, radii, codes, extras)`` in these coordinates."""
-        N, d = B.shape[0], self.d
-        Q, H = np.empty((N, d)), np.empty((N, d))
-        residual, violation = np.empty(N), np.empty(N)
-        closed_forms.prepare_rows(B, self.Ur, self.s_r, self.Vr, self.p_mid, self.lo, self.hi,
-                             Q, H, residual, violation)
-        codes = np.zeros(N, dtype=np.int8)
-        scale = np.linalg.norm(B, axis=1) + self.sigma_max * np.sqrt(self.half_diag_sq) + extra_scale
-        consistent = residual <= self.feas_tol * np.maximum(scale, 1e-300)
-        if on_inconsistent == "status":
-            codes[~consistent] = Status.INFEASIBLE
-        elif self.rank and not consistent.all():  # the nearest consistent right-hand sides
-            B = linalg.rows_times(linalg.rows_times(B, self.Ur.T), self.Ur)
-        inside = (codes == Status.OPTIMAL) & (violation <= self.box_tol)
-        if inside.any():   # and within each coordinate's own tolerance (a narrow one gets no wider slack)
-            Hi = H[inside]
-            inside[inside] = np.all((Hi >= self.lo - self.coord_tol) & (Hi <= self.hi + self.coord_tol), axis=1)
-        outside, proj_out, feasible_out = self._project_outside(Q, codes == Status.OPTIMAL, inside)
-        codes[outside[~feasible_out]] = Status.INFEASIBLE
-        rows = np.flatnonzero(codes == Status.OPTIMAL)
-        every = rows.size == N
-        extras: dict[str, Any] = {"rhs_residual": residual}
-        centers, radii = np.full((N, d), np.nan), np.full(N, np.nan)
-        if rows.size:
-            take = (lambda a: a) if every else (lambda a: a[rows])
-            ball = np.empty(rows.size)
-            Hr = take(H)
-            closed_forms.ball_radii(Hr, self.mid, self.half_diag_sq, ball)
-            pos = np.full(N, -1, dtype=np.int64)
-            pos[rows] = np.arange(rows.size)
-            ctx = Context(self, rows, take(B), take(Q), Hr, ball, opts,
-                          outside=pos[outside[feasible_out]], proj_outside=proj_out[feasible_out])
-            out = spec.func(ctx)
-            if self.p == 0 and spec.lies_in != "box":  # S_F = {q}: every estimate of S_F is q, radius 0
-                # (half, the know-nothing baseline, stays the box midpoint with its half-diagonal)
-                ok = out.codes <= Status.INACCURATE
-                out.centers[ok] = ctx.Q[ok]
-                out.radii[ok] = 0.0
-            codes[rows], centers[rows], radii[rows] = out.codes, out.centers, out.radii
-            for key, val in out.extras.items():
-                extras[key] = val if every else _scatter(val, rows, N)
-        bad = codes > Status.INACCURATE
-        centers[bad] = np.nan
-        radii[bad] = np.nan
-        if spec.lies_in in ("S_F", "S"):
-            self.check_contract(spec, B, centers, radii, codes, extras)
-        return centers, radii, codes, extras
-
-    def check_contract(self, spec, B, centers, radii, codes, extras):
-        """Hold every row to its method's promise (in place).
-
-        * ``lies_in == "S_F"``: the center left the box by at most CLIP_TOL before clipping
-          and ``||A c - b|| <= MEMBERSHIP_TOL (||A|| (||c|| + 1) + ||b||)`` after it. A row
-          that fails is projected onto S_F (compiled dual Newton), its radius grows by the
-          distance moved (``extras["moved"]``; the triangle inequality keeps it a bound)
-          and an OPTIMAL status becomes INACCURATE.
-        * ``lies_in == "S"``: the residual test alone; a failing row becomes INACCURATE.
-        """
-        ok = np.flatnonzero(codes <= Status.INACCURATE)
-        reason = np.full(codes.size, None, dtype=object)
-        if spec.lies_in == "S_F":
-            clipped = np.zeros(codes.size)
-            before = centers[ok]
-            after = np.clip(before, self.lo, self.hi)
-            clipped[ok] = np.max(np.abs(after - before), axis=1, initial=0.0)
-            centers[ok] = after
-            extras["clipped"] = clipped
-        res = np.full(codes.size, np.nan)
-        viol = np.full(codes.size, np.nan)
-        closed_forms.check_rows(centers, self.A, B, self.lo, self.hi, res, viol)
-        norms = np.linalg.norm(centers[ok], axis=1)
-        tol = MEMBERSHIP_TOL * (self.sigma_max * (norms + 1.0) + np.linalg.norm(B[ok], axis=1))
-        off = ok[res[ok] > tol]
-        if spec.lies_in == "S_F":
-            far = ok[clipped[ok] > CLIP_TOL]
-            reason[far] = "the solver's center left the box (moved into S_F)"
-            reason[off] = "the center was off A x = b (moved into S_F)"
-            fix = np.union1d(far, off)
-            if fix.size:
-                self._move_into_slice(B, centers, radii, codes, fix, reason, extras)
-        else:
-            reason[off] = "the center is off A x = b beyond rounding"
-        failed = reason != None  # noqa: E711  (object array)
-        codes[failed & (codes == Status.OPTIMAL)] = Status.INACCURATE
-        earlier = extras.get("check")  # the method's own findings come first
-        if earlier is not None:
-            both = [a if b is None else (b if a is None else f"{a}; {b}") for a, b in zip(earlier, reason)]
-            reason = np.array(both + [None], dtype=object)[:-1]
-        if failed.any() or earlier is not None:
-            extras["check"] = reason
-
-    def _move_into_slice(self, B, centers, radii, codes, fix, reason, extras):
-        """Project the failing centers onto S_F; radius += distance moved."""
-        moved = extras.setdefault("moved", np.zeros(codes.size))
-        Beta = linalg.rows_times(B[fix], self.Ur.T) / self.s_r if self.rank else np.zeros((fix.size, 0))
-        C = np.ascontiguousarray(centers[fix])
-        X = np.empty_like(C)
-        state = np.zeros(fix.size, dtype=np.int64)
-        its = np.zeros(fix.size, dtype=np.int64)
-        projection.project_points(C, self.Vr, Beta, self.lo, self.hi, X, state, its,
-                               _PROJECT_MAXIT, self._project_tol)
-        done = state == projection.PROJECTED
-        for j in np.flatnonzero(~done):  # the projection did not converge (a slice that is
-            x, how = self._slice_point(B[fix[j]], Beta[j])  # nearly a point): any point of S_F keeps the bound
-            if x is not None:
-                X[j], done[j] = x, True
-                reason[fix[j]] = f"{reason[fix[j]]}; moved to {how} point of S_F (the projection did not converge)"
-        shift = np.linalg.norm(X - C, axis=1)
-        good, lost = fix[done], fix[~done]
-        centers[good] = X[done]
-        radii[good] += shift[done]
-        moved[good] = shift[done]
-        centers[lost] = np.nan
-        radii[lost] = np.nan
-        codes[lost] = Status.SOLVER_ERROR
-        reason[lost] = "the solver's center was off S_F and could not be moved into it"
-
-    def _project_outside(self, Q, candidates, inside):
-        """Decide S_F != {} for the candidate rows whose half* point is outside the box.
-
-        Rows with h in the box are feasible (h is the projection of the midpoint onto
-        S_F). The others go to the compiled dual Newton projection, which either
-        projects, or certifies emptiness (a dual point above the largest primal value);
-        only a row it leaves undecided is given to an LP (HiGHS). A feasible row it could
-        not project keeps a NaN projection for the method. Returns ``(outside, proj,
-        feasible)`` over the outside rows.
-        """
-        outside = np.flatnonzero(candidates & ~inside)
-        X = np.full((outside.size, self.d), np.nan)
-        feasible = np.zeros(outside.size, dtype=bool)
-        if outside.size == 0 or self.p == 0:  # p = 0: the unique solution is outside
-            return outside, X, feasible
-        beta = linalg.rows_times(Q[outside], self.Vr)
-        state = np.zeros(outside.size, dtype=np.int64)
-        iters = np.zeros(outside.size, dtype=np.int64)
-        projection.project_rows(self.mid, self.Vr, beta, self.lo, self.hi, X, state, iters,
-                             _PROJECT_MAXIT, self._project_tol)
-        # a projection meets Vr x = beta to an absolute tolerance; each equation must also hold
-        # at its own scale, or an equation on a coordinate narrower than that tolerance is
-        # "met" while its value lies widths outside the coordinate's box: such a row goes to the LP
-        done = np.flatnonzero(state == projection.PROJECTED)
-        if done.size:
-            Bd = linalg.rows_times(Q[outside[done]], self.A)
-            off = np.any(np.abs(linalg.rows_times(X[done], self.A) - Bd) > self._row_tol(Bd), axis=1)
-            if off.any():   # first projected again to near rounding (Newton converges fast), then judged
-                redo = done[off]
-                Xr = np.full((redo.size, self.d), np.nan)
-                sr = np.zeros(redo.size, dtype=np.int64)
-                projection.project_rows(self.mid, self.Vr, np.ascontiguousarray(beta[redo]), self.lo, self.hi, Xr, sr,
-                                     np.zeros(redo.size, dtype=np.int64), _PROJECT_MAXIT, 1e-3 * self._project_tol)
-                Br = Bd[off]
-                still = (sr != projection.PROJECTED) | np.any(
-                    np.abs(linalg.rows_times(np.nan_to_num(Xr), self.A) - Br) > self._row_tol(Br), axis=1)
-                X[redo] = Xr
-                state[redo[still]] = projection.UNDECIDED
-        feasible[state == projection.PROJECTED] = True
-        X[state != projection.PROJECTED] = np.nan
-        for k in np.flatnonzero(state == projection.UNDECIDED):
-            feasible[k] = self._lp_feasible(self.A @ Q[outside[k]])
-        return outside, X, feasible
-
-    def _lp_point(self, beta):
-        """A point of ``{x : Vr x = beta, lo <= x <= hi}`` (HiGHS; clipped to the box), or None."""
-        res = linprog(np.zeros(self.d), A_eq=self.Vr, b_eq=beta,
-                      bounds=list(zip(self.lo - self.box_tol, self.hi + self.box_tol)), method="highs")
-        return np.clip(res.x, self.lo, self.hi) if res.status == 0 else None
-
-    def _row_tol(self, B):
-        """Per row of ``B`` (right-hand sides) and equation i, the residual ``|a_i^T x - b_i|``
-        allowed a point of S_F: ``feas_tol (sum_j |a_ij| (hi_j - lo_j) + |b_i|)``, relative to
-        what the equation reaches over the box, plus the rounding of ``a_i^T x`` for a computed
-        x: the methods compute on the normalised box ``[-w, w]`` with ``max w = 1``, where a
-        coordinate carries an absolute error of a few eps whatever its own width, so the
-        rounding term is ``32 eps d sum_j |a_ij|``."""
-        absA = np.abs(self.A)
-        reach = absA @ (self.hi - self.lo)
-        rounding = 32.0 * _EPS * self.d * absA.sum(axis=1)
-        return self.feas_tol * (reach + np.abs(B)) + rounding
-
-    def _lp_feasible(self, b):
-        """Is S_F nonempty at the tolerances of docs/theory.md §6.2? (HiGHS LP)
-
-        ``|a_i^T x - b_i| <= tau_i`` for every equation, with ``tau_i = feas_tol (sum_j
-        |a_ij| w_j + |b_i|)`` plus rounding: relative to what that row can reach over the
-        box, so an equation on a narrow coordinate is held at that coordinate's scale; and
-        ``lo - coord_tol <= x <= hi + coord_tol``, per coordinate. Each inequality is
-        divided by its row's scale, and HiGHS runs at its tightest feasibility tolerance
-        (1e-10, against its default 1e-7, which is larger than a coordinate 1e-8 as wide
-        as the box: a value pinned five widths outside such a coordinate was taken as
-        feasible by every method)."""
-        res = linprog(np.zeros(self.d), **self.tolerance_lp(b))
-        return res.status == 0
-
-    def tolerance_lp(self, b):
-        """The constraints of S_F at its tolerances, as ``linprog`` keyword arguments (HiGHS):
-        ``|a_i^T x - b_i| <= tau_i`` (:meth:`_row_tol`) with each row divided by its reach
-        ``sum_j |a_ij| (hi_j - lo_j) + |b_i|``, the box widened by ``coord_tol``, HiGHS at its
-        tightest feasibility tolerances. Every point of S_F satisfies them."""
-        reach = np.maximum(np.abs(self.A) @ (self.hi - self.lo) + np.abs(b), 1e-300)
-        tau = self._row_tol(b[None, :])[0]
-        G = self.A / reach[:, None]
-        return {"A_ub": np.vstack([G, -G]), "b_ub": np.concatenate([(b + tau) / reach, -(b - tau) / reach]),
-                "bounds": list(zip(self.lo - self.coord_tol, self.hi + self.coord_tol)), "method": "highs",
-                "options": {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}}
-
-    def _slice_point(self, b, beta):
-        """A point of S_F for a row the compiled projection could not move: ``(x, how)``,
-        with ``how`` naming the route, or ``(None, ...)``.
-
-        First the box-constrained least-squares point ``argmin_{lo <= x <= hi} ||A x - b||``
-        (scipy's BVLS): it lies in the box exactly and its residual is the smallest any box
-        point has, so it passes the membership test whenever S_F is nonempty up to the
-        rounding of b. The LP point is the fallback: HiGHS meets ``Vr x = beta`` to its
-        feasibility tolerance (1e-7) in the coordinates of Row(A), which on an
-        ill-conditioned A is more than the membership test allows in b's (measured: a
-        residual of 5e-8 where the test allows 1.4e-8, on a slice with sigma_min 4e-9)."""
-        res = lsq_linear(self.A, b, bounds=(self.lo, self.hi), method="bvls", tol=1e-12)
-        if res.x is not None and np.all(np.isfinite(res.x)):
-            x = np.clip(res.x, self.lo, self.hi)
-            tol = MEMBERSHIP_TOL * (self.sigma_max * (np.linalg.norm(x) + 1.0) + np.linalg.norm(b))
-            if np.linalg.norm(self.A @ x - b) <= tol:
-                return x, "the box least-squares"
-        return self._lp_point(beta), "an LP"
 
 
 class BoxSlice:
@@ -552,7 +263,7 @@ class BoxSlice:
             rows = slice(None) if every else good
             centers[rows], radii[rows], codes[rows] = zc, rc, cc_
             for key, val in ex.items():
-                extras[key] = val if every else _scatter(val, good, N)
+                extras[key] = val if every else scatter(val, good, N)
         else:
             extras["rhs_residual"] = np.full(N, np.nan)
         residuals = np.full(N, np.nan)
@@ -625,7 +336,7 @@ class BoxSlice:
         core, s = self._core, self.scale
         Bc = np.ascontiguousarray((B - self._offset) / s)
         extra = (np.linalg.norm(B, axis=1) + self._offset_norm) / s
-        Z, radii, codes, extras = core.solve(Bc, extra, spec, opts, on_inconsistent)
+        Z, radii, codes, extras = solve(core, Bc, extra, spec, opts, on_inconsistent)
         centers = self._to_original(Z)
         radii = radii * s
         mapped = {}
@@ -653,14 +364,6 @@ def _map_objects(values, fn):
     return out
 
 
-def _scatter(values: np.ndarray, rows: np.ndarray, n: int) -> np.ndarray:
-    """Per-row values of the method's rows placed in an (n, ...) array; the rows the
-    method did not see hold NaN (floats), 0 (integers, booleans) or None (objects)."""
-    kind = values.dtype.kind
-    fill = np.nan if kind == "f" else (0 if kind in "iub" else None)
-    full = np.full((n,) + values.shape[1:], fill, dtype=values.dtype if kind in "fiub" else object)
-    full[rows] = values
-    return full
 
 
 def chebyshev_center(A: Any, b: Any, method: str = "exact", lo: Any = 0.0, hi: Any = 1.0,

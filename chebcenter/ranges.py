@@ -56,7 +56,7 @@ def _ranges(ctx: Context) -> MethodOutput:
 
 def _outer_ranges(prob, q):
     """Outer intervals of one row by HiGHS: ``min / max x_i`` over S_F's constraints at their
-    tolerances (each equation at its own scale, ``_Core.tolerance_lp``), then clipped to the
+    tolerances (each equation at its own scale, ``chebcenter.core._Core.tolerance_lp``), then clipped to the
     box; the box itself if an LP fails. Every point of S_F satisfies these constraints, so
     the intervals contain S_F's ranges: they are never inverted. Returns ``(lower, upper)``."""
     from scipy.optimize import linprog

@@ -191,12 +191,12 @@ def test_13_nonfinite_rows_get_their_own_status(method):
 
 def test_14_empty_rows_are_certified_without_an_lp(monkeypatch):
     """Rows that miss the box are proven empty by the compiled dual (no HiGHS call)."""
-    import chebcenter.problem as problem
+    import chebcenter.core as core
 
     def no_lp(*args, **kwargs):  # pragma: no cover - the failure this test guards
         raise AssertionError("HiGHS was called")
 
-    monkeypatch.setattr(problem, "linprog", no_lp)
+    monkeypatch.setattr(core, "linprog", no_lp)
     rng = np.random.default_rng(0)
     A = rng.standard_normal((3, 10))
     X = rng.random((2000, 10))
@@ -225,7 +225,9 @@ def test_contract_violation_is_downgraded_and_moved_into_the_slice():
     B = np.array([[1.5], [1.0]])
     Bc = (B - P._offset) / P.scale
     opts = dict(spec.options)
-    centers, radii, codes, extras = P._core.solve(Bc, np.zeros(2), spec, opts, "status")
+    from chebcenter.dispatch import solve
+
+    centers, radii, codes, extras = solve(P._core, Bc, np.zeros(2), spec, opts, "status")
     assert np.all(codes == cc.Status.INACCURATE)
     assert all("moved into S_F" in s for s in extras["check"])
     X = P._to_original(centers)
@@ -266,7 +268,7 @@ def test_a_center_the_projection_cannot_move_goes_to_a_point_of_the_slice():
 
     A is ill-conditioned (sigma_min 4e-9), so an LP point that meets ``Vr x = beta`` to
     HiGHS's 1e-7 can be 5e-8 off ``A x = b`` (measured on an AVX2 machine): more than the
-    library's own membership test (problem.MEMBERSHIP_TOL) allows. The point is now the
+    library's own membership test (core.MEMBERSHIP_TOL) allows. The point is now the
     box least-squares one, whose residual is at rounding level; the test holds it to that
     membership contract, ``1e-9 (sigma_max (||c|| + 1) + ||b||)``, on any machine."""
     A = np.array([[0.57103451, 1.43966201, -0.08314044, -1.19325978],

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-if TYPE_CHECKING:  # the problem class sits a floor above the methods; only its type is named here
-    from ..problem import _Core
+if TYPE_CHECKING:  # the core sits a floor below the methods; only its type is needed here
+    from ..core import _Core
 
 __all__ = ["Context", "MethodOutput", "MethodSpec", "ProblemCache"]
 

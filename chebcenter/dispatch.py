@@ -1,0 +1,154 @@
+"""One batch through one method: the solve, the contract check and the repair.
+
+Private module, above the methods and below :class:`chebcenter.BoxSlice`: :func:`solve`
+decides consistency and emptiness for every row (on the :class:`~chebcenter.core._Core`),
+hands the nonempty rows to the method as a :class:`~chebcenter.methods.Context`, and holds
+each OPTIMAL row to its method's contract (:func:`check_contract`): a center that claims
+S_F must lie in it; a row that fails is moved into S_F (projection) with its radius
+enlarged by the move and reported INACCURATE, with the reason in ``extras["check"]``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .core import _PROJECT_MAXIT, CLIP_TOL, MEMBERSHIP_TOL
+from .kernels import closed_forms, linalg, projection
+from .methods import Context
+from .results import Status
+
+__all__ = ["check_contract", "move_into_slice", "scatter", "solve"]
+
+
+def solve(core, B, extra_scale, spec, opts, on_inconsistent):
+    """Centers of the normalised rows ``B`` (all finite); returns
+    ``(centers, radii, codes, extras)`` in these coordinates."""
+    N, d = B.shape[0], core.d
+    Q, H = np.empty((N, d)), np.empty((N, d))
+    residual, violation = np.empty(N), np.empty(N)
+    closed_forms.prepare_rows(B, core.Ur, core.s_r, core.Vr, core.p_mid, core.lo, core.hi,
+                         Q, H, residual, violation)
+    codes = np.zeros(N, dtype=np.int8)
+    scale = np.linalg.norm(B, axis=1) + core.sigma_max * np.sqrt(core.half_diag_sq) + extra_scale
+    consistent = residual <= core.feas_tol * np.maximum(scale, 1e-300)
+    if on_inconsistent == "status":
+        codes[~consistent] = Status.INFEASIBLE
+    elif core.rank and not consistent.all():  # the nearest consistent right-hand sides
+        B = linalg.rows_times(linalg.rows_times(B, core.Ur.T), core.Ur)
+    inside = (codes == Status.OPTIMAL) & (violation <= core.box_tol)
+    if inside.any():   # and within each coordinate's own tolerance (a narrow one gets no wider slack)
+        Hi = H[inside]
+        inside[inside] = np.all((Hi >= core.lo - core.coord_tol) & (Hi <= core.hi + core.coord_tol), axis=1)
+    outside, proj_out, feasible_out = core._project_outside(Q, codes == Status.OPTIMAL, inside)
+    codes[outside[~feasible_out]] = Status.INFEASIBLE
+    rows = np.flatnonzero(codes == Status.OPTIMAL)
+    every = rows.size == N
+    extras: dict[str, Any] = {"rhs_residual": residual}
+    centers, radii = np.full((N, d), np.nan), np.full(N, np.nan)
+    if rows.size:
+        take = (lambda a: a) if every else (lambda a: a[rows])
+        ball = np.empty(rows.size)
+        Hr = take(H)
+        closed_forms.ball_radii(Hr, core.mid, core.half_diag_sq, ball)
+        pos = np.full(N, -1, dtype=np.int64)
+        pos[rows] = np.arange(rows.size)
+        ctx = Context(core, rows, take(B), take(Q), Hr, ball, opts,
+                      outside=pos[outside[feasible_out]], proj_outside=proj_out[feasible_out])
+        out = spec.func(ctx)
+        if core.p == 0 and spec.lies_in != "box":  # S_F = {q}: every estimate of S_F is q, radius 0
+            # (half, the know-nothing baseline, stays the box midpoint with its half-diagonal)
+            ok = out.codes <= Status.INACCURATE
+            out.centers[ok] = ctx.Q[ok]
+            out.radii[ok] = 0.0
+        codes[rows], centers[rows], radii[rows] = out.codes, out.centers, out.radii
+        for key, val in out.extras.items():
+            extras[key] = val if every else scatter(val, rows, N)
+    bad = codes > Status.INACCURATE
+    centers[bad] = np.nan
+    radii[bad] = np.nan
+    if spec.lies_in in ("S_F", "S"):
+        check_contract(core, spec, B, centers, radii, codes, extras)
+    return centers, radii, codes, extras
+
+
+def check_contract(core, spec, B, centers, radii, codes, extras):
+    """Hold every row to its method's promise (in place).
+
+    * ``lies_in == "S_F"``: the center left the box by at most CLIP_TOL before clipping
+      and ``||A c - b|| <= MEMBERSHIP_TOL (||A|| (||c|| + 1) + ||b||)`` after it. A row
+      that fails is projected onto S_F (compiled dual Newton), its radius grows by the
+      distance moved (``extras["moved"]``; the triangle inequality keeps it a bound)
+      and an OPTIMAL status becomes INACCURATE.
+    * ``lies_in == "S"``: the residual test alone; a failing row becomes INACCURATE.
+    """
+    ok = np.flatnonzero(codes <= Status.INACCURATE)
+    reason = np.full(codes.size, None, dtype=object)
+    if spec.lies_in == "S_F":
+        clipped = np.zeros(codes.size)
+        before = centers[ok]
+        after = np.clip(before, core.lo, core.hi)
+        clipped[ok] = np.max(np.abs(after - before), axis=1, initial=0.0)
+        centers[ok] = after
+        extras["clipped"] = clipped
+    res = np.full(codes.size, np.nan)
+    viol = np.full(codes.size, np.nan)
+    closed_forms.check_rows(centers, core.A, B, core.lo, core.hi, res, viol)
+    norms = np.linalg.norm(centers[ok], axis=1)
+    tol = MEMBERSHIP_TOL * (core.sigma_max * (norms + 1.0) + np.linalg.norm(B[ok], axis=1))
+    off = ok[res[ok] > tol]
+    if spec.lies_in == "S_F":
+        far = ok[clipped[ok] > CLIP_TOL]
+        reason[far] = "the solver's center left the box (moved into S_F)"
+        reason[off] = "the center was off A x = b (moved into S_F)"
+        fix = np.union1d(far, off)
+        if fix.size:
+            move_into_slice(core, B, centers, radii, codes, fix, reason, extras)
+    else:
+        reason[off] = "the center is off A x = b beyond rounding"
+    failed = reason != None  # noqa: E711  (object array)
+    codes[failed & (codes == Status.OPTIMAL)] = Status.INACCURATE
+    earlier = extras.get("check")  # the method's own findings come first
+    if earlier is not None:
+        both = [a if b is None else (b if a is None else f"{a}; {b}") for a, b in zip(earlier, reason)]
+        reason = np.array(both + [None], dtype=object)[:-1]
+    if failed.any() or earlier is not None:
+        extras["check"] = reason
+
+
+def move_into_slice(core, B, centers, radii, codes, fix, reason, extras):
+    """Project the failing centers onto S_F; radius += distance moved."""
+    moved = extras.setdefault("moved", np.zeros(codes.size))
+    Beta = linalg.rows_times(B[fix], core.Ur.T) / core.s_r if core.rank else np.zeros((fix.size, 0))
+    C = np.ascontiguousarray(centers[fix])
+    X = np.empty_like(C)
+    state = np.zeros(fix.size, dtype=np.int64)
+    its = np.zeros(fix.size, dtype=np.int64)
+    projection.project_points(C, core.Vr, Beta, core.lo, core.hi, X, state, its,
+                           _PROJECT_MAXIT, core._project_tol)
+    done = state == projection.PROJECTED
+    for j in np.flatnonzero(~done):  # the projection did not converge (a slice that is
+        x, how = core._slice_point(B[fix[j]], Beta[j])  # nearly a point): any point of S_F keeps the bound
+        if x is not None:
+            X[j], done[j] = x, True
+            reason[fix[j]] = f"{reason[fix[j]]}; moved to {how} point of S_F (the projection did not converge)"
+    shift = np.linalg.norm(X - C, axis=1)
+    good, lost = fix[done], fix[~done]
+    centers[good] = X[done]
+    radii[good] += shift[done]
+    moved[good] = shift[done]
+    centers[lost] = np.nan
+    radii[lost] = np.nan
+    codes[lost] = Status.SOLVER_ERROR
+    reason[lost] = "the solver's center was off S_F and could not be moved into it"
+
+
+def scatter(values: np.ndarray, rows: np.ndarray, n: int) -> np.ndarray:
+    """Per-row values of the method's rows placed in an (n, ...) array; the rows the
+    method did not see hold NaN (floats), 0 (integers, booleans) or None (objects)."""
+    kind = values.dtype.kind
+    fill = np.nan if kind == "f" else (0 if kind in "iub" else None)
+    full = np.full((n,) + values.shape[1:], fill, dtype=values.dtype if kind in "fiub" else object)
+    full[rows] = values
+    return full
