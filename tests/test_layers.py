@@ -1,0 +1,105 @@
+"""The import graph follows the layers of docs/architecture.md: no module imports from a
+layer above its own, counting imports inside functions and under ``TYPE_CHECKING``.
+
+The graph is read from the source (``ast``), not from ``sys.modules``, so an import that
+only runs on some path still counts.
+"""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+#: chebcenter, bottom to top; a module belongs to the first prefix it matches (longest first)
+CHEBCENTER_LAYERS = (
+    ("chebcenter._errors", "chebcenter._jit", "chebcenter._parallel", "chebcenter.results"),
+    ("chebcenter._validate",),
+    ("chebcenter.kernels", "chebcenter._cvxpy"),
+    ("chebcenter.core",),
+    ("chebcenter.methods", "chebcenter.ranges"),
+    ("chebcenter.dispatch", "chebcenter.sets"),
+    ("chebcenter.problem",),
+    ("chebcenter.theory", "chebcenter.distributed", "chebcenter._warmup"),
+    ("chebcenter", "chebcenter.cli", "chebcenter._bench", "chebcenter.__main__"),
+)
+
+
+def _module_name(path: pathlib.Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: pathlib.Path) -> set[str]:
+    """Every module named by an import statement anywhere in the file (absolute names)."""
+    name = _module_name(path)
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if node.module or not node.level:
+                found.add(target)
+            # "from . import sets" names the module chebcenter.sets, not the package
+            found.update(f"{target}.{alias.name}" for alias in node.names)
+    return found
+
+
+def layer_of(module: str, layers) -> int | None:
+    best, best_len = None, -1
+    for k, prefixes in enumerate(layers):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best_len:
+                best, best_len = k, len(prefix)
+    return best
+
+
+def upward_edges(package: str, layers) -> list[str]:
+    bad = []
+    for path in sorted((ROOT / package).rglob("*.py")):
+        src = _module_name(path)
+        here = layer_of(src, layers)
+        assert here is not None, f"{src} has no layer: add it to the table and to docs/architecture.md"
+        for target in imports_of(path):
+            if not target.startswith(package):
+                continue
+            there = layer_of(target, layers)
+            if there is not None and there > here:
+                bad.append(f"{src} (layer {here}) imports {target} (layer {there})")
+    return bad
+
+
+def test_the_walker_finds_relative_function_level_and_type_checking_imports(tmp_path, monkeypatch):
+    """The walker itself, on a made-up package with each kind of import."""
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("from . import top\n")
+    (pkg / "low.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .top import T\n")
+    (pkg / "top.py").write_text("def f():\n    from .sub import helper\n")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "sub" / "helper.py").write_text("from .. import low\n")
+    monkeypatch.setattr(__import__(__name__), "ROOT", tmp_path)
+    layers = (("pkg.low", "pkg.sub"), ("pkg.top",), ("pkg",))
+    assert imports_of(pkg / "top.py") >= {"pkg.sub", "pkg.sub.helper"}
+    assert "pkg.low" in imports_of(pkg / "sub" / "helper.py") and "pkg" not in imports_of(pkg / "sub" / "helper.py")
+    assert upward_edges("pkg", layers) == ["pkg.low (layer 0) imports pkg.top (layer 1)",
+                                           "pkg.low (layer 0) imports pkg.top.T (layer 1)"]
+
+
+def test_chebcenter_imports_only_downward():
+    assert upward_edges("chebcenter", CHEBCENTER_LAYERS) == []
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "chebcenter").rglob("*.py")), ids=lambda p: p.name)
+def test_chebcenter_never_imports_vflattack(path):
+    """chebcenter is a standalone library: the privacy layer sits on top of it, never below."""
+    assert not any(t == "vflattack" or t.startswith("vflattack.") for t in imports_of(path))
