@@ -69,7 +69,7 @@ def upward_edges(package: str, layers) -> list[str]:
         src = _module_name(path)
         here = layer_of(src, layers)
         assert here is not None, f"{src} has no layer: add it to the table and to docs/architecture.md"
-        for target in imports_of(path):
+        for target in sorted(imports_of(path)):
             if not target.startswith(package):
                 continue
             there = layer_of(target, layers)

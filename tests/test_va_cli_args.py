@@ -8,7 +8,8 @@ import pathlib
 import pytest
 
 import vflattack.cli as cli
-from vflattack._reportdir import MANIFEST, verify_report
+from vflattack import verify_report
+from vflattack._reportdir import MANIFEST
 
 FAST = ["audit", "--dataset", "wine", "--passive", "3", "--methods", "half", "half_star", "--no-progress"]
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import chebcenter as _chebcenter
 
 from . import datasets
+from ._reportdir import verify_report
 from .agnostic import (
                        AdversaryModel,
                        agnostic_attack,
@@ -49,5 +50,6 @@ __all__ = [
     "scores_to_system",
     "train_adversary_model",
     "train_vfl_model",
+    "verify_report",
     "whitebox_attack",
 ]

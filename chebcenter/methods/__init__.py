@@ -1,7 +1,7 @@
 """The method table: one entry per estimator (CVXPY-style registry).
 
 Adding a method is one :class:`MethodSpec` in :data:`REGISTRY`; the dispatcher
-in :mod:`chebcenter.problem` never branches on method names. The types live in
+(:mod:`chebcenter.dispatch`) never branches on method names. The types live in
 :mod:`chebcenter.methods._types`, below the method modules, so no method imports
 from this package.
 """
