@@ -36,9 +36,11 @@ class _Core:
     ``ls``), ``half_diag_sq``, ``box_tol``, ``cond`` (sigma_max / sigma_r).
     """
 
-    def __init__(self, A, w, origin, rank_tol, feas_tol):
+    def __init__(self, A, w, origin, rank_tol, feas_tol, svd=None):
         m, d = A.shape
-        if m > 0:
+        if svd is not None:   # A's full SVD, computed by the caller (BoxSlice shares its own)
+            U, s, Vt = svd
+        elif m > 0:
             U, s, Vt = np.linalg.svd(A, full_matrices=True)
         else:
             U, s, Vt = np.zeros((0, 0)), np.zeros(0), np.eye(d)

@@ -16,6 +16,7 @@ the normalised :class:`~chebcenter.core._Core`, which this module builds once pe
 
 from __future__ import annotations
 
+import functools
 import time
 from typing import Any
 
@@ -115,22 +116,7 @@ class BoxSlice:
         self.rank_tol = rank_tol
         self.A, self.lo, self.hi = A, lo_a, hi_a
         self.m, self.d = m, d
-        # the full A's factors (public; the theory functions use them)
-        if m > 0:
-            U, s, Vt = np.linalg.svd(A, full_matrices=True)
-        else:
-            U, s, Vt = np.zeros((0, 0)), np.zeros(0), np.eye(d)
-        tol = s[0] * max(m, d) * _EPS if (rank_tol is None and s.size) else (rank_tol or 0.0)
-        r = int(np.sum(s > tol))
-        self.rank, self.p = r, d - r
-        self.singular_values = s
-        self.sigma_max = float(s[0]) if s.size else 0.0
-        self.Vr = np.ascontiguousarray(Vt[:r])
-        self.W = np.ascontiguousarray(Vt[r:].T)
-        self.A_pinv = np.ascontiguousarray((self.Vr.T / s[:r]) @ U[:, :r].T) if r else np.zeros((d, m))
-        self.null_projector = self.W @ self.W.T
         self.mid = 0.5 * (lo_a + hi_a)
-        self.p_mid = self.null_projector @ self.mid
         self.half_diag_sq = float(np.sum((0.5 * (hi_a - lo_a)) ** 2))
         self.box_tol = self.feas_tol * (1.0 + float(np.max(np.maximum(np.abs(lo_a), np.abs(hi_a)))))
         # the normalisation: constants out, free coordinates to [-w, w] with max w = 1
@@ -145,8 +131,58 @@ class BoxSlice:
         if self._free.size:
             w = half[self._free] / self.scale
             origin = -self._shift[self._free] / self.scale
+            # one SVD where nothing is fixed: the core's matrix is A itself, so it takes these factors
+            svd = self._svd if self._free.size == d else None
             self._core = _Core(np.ascontiguousarray(A[:, self._free]), w, origin,
-                               None if rank_tol is None else rank_tol, self.feas_tol)
+                               None if rank_tol is None else rank_tol, self.feas_tol, svd=svd)
+
+    # -- the full A's factors (public; the theory functions use them), from one SVD ---------
+    @functools.cached_property
+    def _svd(self):
+        if self.m > 0:
+            return np.linalg.svd(self.A, full_matrices=True)
+        return np.zeros((0, 0)), np.zeros(0), np.eye(self.d)
+
+    @functools.cached_property
+    def rank(self) -> int:
+        s = self._svd[1]
+        tol = s[0] * max(self.m, self.d) * _EPS if (self.rank_tol is None and s.size) else (self.rank_tol or 0.0)
+        return int(np.sum(s > tol))
+
+    @property
+    def p(self) -> int:
+        return self.d - self.rank
+
+    @property
+    def singular_values(self) -> np.ndarray:
+        return self._svd[1]
+
+    @property
+    def sigma_max(self) -> float:
+        s = self._svd[1]
+        return float(s[0]) if s.size else 0.0
+
+    @functools.cached_property
+    def Vr(self) -> np.ndarray:
+        return np.ascontiguousarray(self._svd[2][: self.rank])
+
+    @functools.cached_property
+    def W(self) -> np.ndarray:
+        return np.ascontiguousarray(self._svd[2][self.rank:].T)
+
+    @functools.cached_property
+    def A_pinv(self) -> np.ndarray:
+        U, s, _ = self._svd
+        r = self.rank
+        return np.ascontiguousarray((self.Vr.T / s[:r]) @ U[:, :r].T) if r else np.zeros((self.d, self.m))
+
+    @functools.cached_property
+    def null_projector(self) -> np.ndarray:
+        return self.W @ self.W.T
+
+    @functools.cached_property
+    def p_mid(self) -> np.ndarray:
+        return self.null_projector @ self.mid
 
     def __repr__(self) -> str:
         return f"BoxSlice(m={self.m}, d={self.d}, rank={self.rank}, p={self.p})"

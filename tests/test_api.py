@@ -98,3 +98,28 @@ def test_result_repr_and_counts():
 def test_bad_input_raises_named_errors(call, match):
     with pytest.raises(cc.InvalidInputError, match=match):
         call()
+
+
+def test_a_box_slice_factors_its_matrix_once(monkeypatch):
+    """A is factored by one SVD, shared by the public factors and the core the methods see
+    (it was factored twice). With fixed coordinates the core's matrix is A's free columns,
+    another matrix: the full A's factors are then computed only when read."""
+    calls = []
+    real = np.linalg.svd
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(np.linalg, "svd", counting)
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((2, 5))
+    P = cc.BoxSlice(A)
+    P.centers(rng.random((3, 5)) @ A.T, "half_star")
+    assert (P.rank, P.Vr.shape, P.W.shape) == (2, (2, 5), (5, 3)) and len(calls) == 1
+    np.testing.assert_allclose(P.A_pinv, np.linalg.pinv(A), atol=1e-12)   # the factors are A's own
+    calls.clear()
+    Q = cc.BoxSlice(A, lo=[0, 0, 0.5, 0, 0], hi=[1, 1, 0.5, 1, 1])      # x_2 fixed
+    Q.centers(np.full((1, 5), 0.5) @ A.T, "half_star")
+    assert len(calls) == 1
+    assert Q.W.shape == (5, 3) and len(calls) == 2
