@@ -9,7 +9,9 @@ they are reported through :class:`chebcenter.Status`.
 
 from __future__ import annotations
 
-__all__ = ["ChebcenterError", "InvalidInputError", "MissingBackendError"]
+import sys
+
+__all__ = ["DASK_HINT", "ChebcenterError", "InvalidInputError", "MissingBackendError", "import_dask"]
 
 
 class ChebcenterError(Exception):
@@ -25,3 +27,18 @@ class InvalidInputError(ChebcenterError, ValueError):
 
 class MissingBackendError(ChebcenterError, ImportError):
     """An optional backend is not installed; the message gives the pip command."""
+
+
+#: how to install the optional Dask dependencies: the one wording every message uses
+DASK_HINT = 'pip install -e ".[distributed]"  (or: pip install "chebcenter-vflattack[distributed]")'
+
+
+def import_dask(purpose: str, *modules: str) -> tuple:
+    """The modules ``modules`` (e.g. ``"dask", "dask.array"``), or a
+    :class:`MissingBackendError` saying that ``purpose`` needs the ``[distributed]`` extra."""
+    try:
+        for name in modules:
+            __import__(name)   # as an import statement does (so a patched __import__ is honoured)
+        return tuple(sys.modules[name] for name in modules)
+    except ImportError as exc:
+        raise MissingBackendError(f"{purpose} need the optional Dask dependencies: {DASK_HINT}") from exc

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ._errors import InvalidInputError, MissingBackendError
+from ._errors import InvalidInputError, import_dask
 from ._validate import check_choice, check_options
 from .methods import REGISTRY
 from .problem import BoxSlice
@@ -41,17 +41,9 @@ from .results import BatchResult, Status
 
 __all__ = ["DaskBatchResult", "centers", "require_dask"]
 
-_EXTRA = 'pip install -e ".[distributed]"  (or: pip install "chebcenter-vflattack[distributed]")'
-
-
 def require_dask():
     """``(dask, dask.array)``, or an error that names the extra to install."""
-    try:
-        import dask
-        import dask.array as da
-    except ImportError as exc:
-        raise MissingBackendError(f"Dask batches need the optional Dask dependencies: {_EXTRA}") from exc
-    return dask, da
+    return import_dask("Dask batches", "dask", "dask.array")
 
 
 @dataclass

@@ -248,11 +248,9 @@ def _audit_log(args, progress) -> int:
 
 def _client(args):
     """A dask.distributed client: the given scheduler, or a local cluster of worker processes."""
-    try:
-        import distributed
-    except ImportError as exc:
-        raise cc.MissingBackendError("the log audit needs the optional Dask dependencies: "
-                                     'pip install -e ".[distributed]"') from exc
+    from chebcenter._errors import import_dask
+
+    (distributed,) = import_dask("log audits on a cluster", "distributed")
     if args.scheduler:
         return distributed.Client(args.scheduler), None
     cluster = distributed.LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,

@@ -36,18 +36,10 @@ from .report import Report
 
 __all__ = ["LogAuditReport", "audit_log", "write_log"]
 
-_EXTRA = 'pip install -e ".[distributed]"'
-
-
 def _dask():
-    try:
-        import dask
-        import dask.dataframe as dd
-        import pandas as pd
-    except ImportError as exc:
-        from chebcenter import MissingBackendError
-        raise MissingBackendError(f"prediction-log audits need the optional Dask dependencies: {_EXTRA}") from exc
-    return dask, dd, pd
+    from chebcenter._errors import import_dask
+
+    return import_dask("prediction-log audits", "dask", "dask.dataframe", "pandas")
 
 
 def _read(path: Any):
