@@ -14,6 +14,13 @@ import sys
 from collections import defaultdict
 
 
+def _by_size(results):
+    """``((size1, size2), {variant: values})`` of a parametrised test's results
+    (params ``(variant, size1, size2)``), sizes in numeric order."""
+    sizes = sorted({(p[1], p[2]) for p in results}, key=lambda t: (int(t[0]), int(t[1])))
+    return [(size, {p[0]: v for p, v in results.items() if (p[1], p[2]) == size}) for size in sizes]
+
+
 def _params(name: str) -> tuple[str, tuple]:
     m = re.match(r"(\w+)\[(.*)\]", name)
     return (m.group(1), tuple(m.group(2).split("-"))) if m else (name, ())
@@ -92,9 +99,7 @@ def main(path: str) -> None:
     print("\n## vertex enumeration alone vs scipy's qhull on the null-space rewrite (one row)\n")
     print("| d | m | vertices | chebcenter | qhull | speed-up |")
     print("|---|---|---|---|---|---|")
-    ve = rows["test_vertex_enumeration"]
-    for d, m in sorted({(p[1], p[2]) for p in ve}, key=lambda t: (int(t[0]), int(t[1]))):
-        g = {p[0]: v for p, v in ve.items() if (p[1], p[2]) == (d, m)}
+    for (d, m), g in _by_size(rows["test_vertex_enumeration"]):
         if len(g) == 2:
             print(f"| {d} | {m} | {g['chebcenter']['n_vertices']:,} | {us(g['chebcenter']['per_row'])} | "
                   f"{us(g['qhull']['per_row'])} | {g['qhull']['per_row'] / g['chebcenter']['per_row']:,.1f}× |")
@@ -131,9 +136,7 @@ def main(path: str) -> None:
         print("\n## branch-and-bound node LP: compiled bounded simplex vs HiGHS (one node)\n")
         print("| rank | d | compiled | HiGHS | ratio |")
         print("|---|---|---|---|---|")
-        nl = rows["test_node_lp"]
-        for r, d in sorted({(p[1], p[2]) for p in nl}, key=lambda t: (int(t[0]), int(t[1]))):
-            g = {p[0]: v for p, v in nl.items() if (p[1], p[2]) == (r, d)}
+        for (r, d), g in _by_size(rows["test_node_lp"]):
             print(f"| {r} | {d} | {us(g['compiled']['per_node'])} | {us(g['highs']['per_node'])} | "
                   f"{g['highs']['per_node'] / g['compiled']['per_node']:,.0f}× |")
 
