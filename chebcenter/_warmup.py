@@ -41,12 +41,12 @@ def _step_kernels() -> dict:
     from .kernels.bnb import farthest_point_dfs
     from .kernels.bvls import bvls_rows
     from .kernels.closed_forms import prepare_rows
+    from .kernels.edge_walk import pivot_vertices
     from .kernels.nnls import nnls_rows
     from .kernels.projection import project_rows
     from .kernels.qp import project_metric_rows
     from .kernels.rcc1 import certify_rows, rcc1_barrier_rows
     from .kernels.simplex import range_rows
-    from .kernels.vertices import pivot_vertices
 
     base, closed = (prepare_rows,), (prepare_rows, project_rows)
     exact = base + (pivot_vertices, min_enclosing_ball)

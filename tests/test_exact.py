@@ -11,8 +11,8 @@ from tolerances import TOL
 
 import chebcenter as cc
 from chebcenter.kernels.ball import min_enclosing_ball
+from chebcenter.kernels.edge_walk import PIVOT_OK, PIVOT_TOO_MANY, PIVOT_UNSURE, pivot_vertices
 from chebcenter.kernels.simplex import lp_max
-from chebcenter.kernels.vertices import PIVOT_OK, PIVOT_TOO_MANY, PIVOT_UNSURE, pivot_vertices
 from chebcenter.methods.exact import _start_direction, candidate_count, slice_vertices
 
 

@@ -11,7 +11,8 @@ module               holds
 ``linalg``           per-row products in a fixed order, Cholesky, stable argsorts
 ``closed_forms``     ``q = A^+ b``, half*, residuals, box violations, ball radii
 ``projection``       the Euclidean projection onto S_F (dual Newton), emptiness
-``vertices``         vertex enumeration (edge walk and basis by basis)
+``vertices``         vertex enumeration basis by basis, de-duplication
+``edge_walk``        vertex enumeration by walking the edges from one vertex
 ``ball``             the minimum enclosing ball, certified both ways
 ``simplex``          the bounded-variable simplex (feature ranges, node LPs)
 ``bnb``              the branch and bound's compiled search (rank-1 knapsack, DFS)

@@ -42,8 +42,9 @@ import numpy as np
 from .._parallel import row_blocks
 from .._validate import as_bool, as_positive_float, as_positive_int, check_choice
 from ..kernels.ball import certified_ball
+from ..kernels.edge_walk import PIVOT_OK, PIVOT_TOO_MANY, pivot_vertices
 from ..kernels.simplex import RANGES_OK, lp_max
-from ..kernels.vertices import PIVOT_OK, PIVOT_TOO_MANY, distinct_rows, enumerate_vertices, pivot_vertices
+from ..kernels.vertices import distinct_rows, enumerate_vertices
 from ..results import Status
 from ._types import Context, MethodOutput, MethodSpec
 from .bnb import bnb_center
@@ -94,7 +95,7 @@ def slice_vertices(problem, q, capacity, walk=True, raw=False, tol=None):
     """Distinct vertices of S_F for ``q = A^+ b`` (rows), or None past ``capacity``.
     With ``raw=True``, ``(distinct, every candidate before de-duplication)``.
 
-    First the edge walk (:func:`chebcenter.kernels.vertices.pivot_vertices`) from an LP
+    First the edge walk (:func:`chebcenter.kernels.edge_walk.pivot_vertices`) from an LP
     vertex: it lists each vertex once and is complete whenever every vertex is simple.
     Where it cannot prove that (a degenerate vertex, a nearly singular basis, d > 31),
     the basis-by-basis enumeration, which needs no such assumption. ``walk=False``
