@@ -45,7 +45,8 @@ def _step_kernels() -> dict:
     from .kernels.nnls import nnls_rows
     from .kernels.projection import project_rows
     from .kernels.qp import project_metric_rows
-    from .kernels.rcc1 import certify_rows, rcc1_barrier_rows
+    from .kernels.rcc1 import rcc1_barrier_rows
+    from .kernels.rcc1_certificate import certify_rows
     from .kernels.simplex import range_rows
 
     base, closed = (prepare_rows,), (prepare_rows, project_rows)

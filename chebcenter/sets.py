@@ -27,7 +27,7 @@ from ._cvxpy import EbtDual, status_of
 from ._errors import InvalidInputError
 from ._validate import as_array, as_matrix, as_positive_float, as_positive_int, check_choice, check_options
 from .kernels.ball import certified_ball
-from .kernels.rcc1 import certify_quadratics
+from .kernels.rcc1_certificate import certify_quadratics
 from .kernels.vertices import distinct_rows
 from .methods import MethodSpec
 from .results import CenterResult, Status

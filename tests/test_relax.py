@@ -364,7 +364,7 @@ def test_verified_cholesky_bound_is_never_wrong_and_usually_decides(p, log_sprea
     spreads of the other eigenvalues from 1e-6 to 1e6. The eigensolver's own error is at most
     ``p eps ||M||``, so "below" is placed 100 times further below than that. Above s by a
     relative 1e-9 or more it must decide (the barrier's optima sit about 1e-9 above 1)."""
-    from chebcenter.kernels.rcc1 import _verified_above
+    from chebcenter.kernels.rcc1_certificate import _verified_above
 
     rng = np.random.default_rng(seed)
     s = 1.0
@@ -390,7 +390,7 @@ def test_verified_cholesky_spares_the_eigensolver_at_the_barrier_optimum():
     """At the barrier's answers lambda_min(M) - 1 is about mu (8e-10 here), far above the
     Cholesky bound's slack (about 1e-12): every row is certified without eigvalsh, and the
     radii are those of the eigenvalue route (f = 1 either way)."""
-    from chebcenter.kernels.rcc1 import _verified_above
+    from chebcenter.kernels.rcc1_certificate import _verified_above
 
     rng = np.random.default_rng(5)
     A = rng.standard_normal((3, 40))

@@ -16,7 +16,8 @@ module               holds
 ``ball``             the minimum enclosing ball, certified both ways
 ``simplex``          the bounded-variable simplex (feature ranges, node LPs)
 ``bnb``              the branch and bound's compiled search (rank-1 knapsack, DFS)
-``rcc1``             the RCC1 barrier and its certificate
+``rcc1``             the RCC1 barrier (dual Newton on the weights)
+``rcc1_certificate`` the RCC1 bound for any weights, verified under rounding
 ``nnls``             non-negative least squares (rcc1's start)
 ``bvls``             bounded-variable least squares (cls)
 ``qp``               the metric projection's active-set QP (project)

@@ -34,7 +34,8 @@ from .._parallel import row_blocks
 from .._validate import as_bool, as_positive_int, check_choice
 from ..kernels.linalg import rows_times
 from ..kernels.nnls import nnls_rows
-from ..kernels.rcc1 import COLD_MU, CONVERGED, ROBUST_MU, certify_rows, rcc1_barrier_rows, rcc1_segment_rows
+from ..kernels.rcc1 import COLD_MU, CONVERGED, ROBUST_MU, rcc1_barrier_rows, rcc1_segment_rows
+from ..kernels.rcc1_certificate import certify_rows
 from ..kernels.simplex import RANGES_OK, range_rows
 from ..results import Status
 from ._types import Context, MethodOutput, MethodSpec, ProblemCache
