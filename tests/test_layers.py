@@ -24,7 +24,7 @@ CHEBCENTER_LAYERS = (
     ("chebcenter.dispatch", "chebcenter.sets"),
     ("chebcenter.problem",),
     ("chebcenter.theory", "chebcenter.distributed", "chebcenter._warmup"),
-    ("chebcenter", "chebcenter.cli", "chebcenter._bench", "chebcenter.__main__"),
+    ("chebcenter", "chebcenter.cli", "chebcenter._bench", "chebcenter._bench_cases", "chebcenter.__main__"),
 )
 
 
