@@ -9,7 +9,7 @@ largest inscribed ball that LP libraries compute under the same name.
 from __future__ import annotations
 
 from . import theory
-from ._errors import ChebcenterError, InvalidInputError, MissingBackendError
+from ._errors import DASK_HINT, ChebcenterError, InvalidInputError, MissingBackendError, import_dask
 from ._warmup import start_helper as start_warmup_helper
 from ._warmup import warmup
 from .methods import METHODS
@@ -25,6 +25,7 @@ __all__ = [
     "BoxSlice",
     "CenterResult",
     "ChebcenterError",
+    "DASK_HINT",
     "FeatureRanges",
     "InvalidInputError",
     "METHODS",
@@ -33,6 +34,7 @@ __all__ = [
     "QuadraticSet",
     "Status",
     "chebyshev_center",
+    "import_dask",
     "start_warmup_helper",
     "theory",
     "warmup",

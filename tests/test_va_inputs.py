@@ -102,3 +102,17 @@ def test_agnostic_attack_names_what_is_wrong_with_the_adversary():
     two = LogisticRegression(max_iter=1000).fit(Y, labels % 2)
     with pytest.raises(cc.InvalidInputError, match="adversary's classes"):
         va.agnostic_attack(m, two, Y)
+
+
+def test_vflattack_has_its_own_errors():
+    """vflattack's errors derive from its own base; bad input is still a ValueError (and
+    a chebcenter.InvalidInputError, one except clause for both packages); a dataset
+    problem is an OSError."""
+    import chebcenter as cc
+    import vflattack as va
+
+    with pytest.raises(va.InvalidInputError) as info:
+        va.train_vfl_model(np.zeros((4, 2)), np.zeros((4, 2)), np.array([0, 1, 0]))
+    assert isinstance(info.value, (va.VflattackError, ValueError, cc.InvalidInputError))
+    assert issubclass(va.DatasetError, va.VflattackError) and issubclass(va.DatasetError, OSError)
+    assert not issubclass(va.DatasetError, cc.ChebcenterError)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import chebcenter as _chebcenter
 
 from . import datasets
+from ._errors import DatasetError, InvalidInputError, VflattackError
 from ._reportdir import verify_report
 from .agnostic import (
                        AdversaryModel,
@@ -31,13 +32,16 @@ __all__ = [
     "AdversaryModel",
     "AttackResult",
     "BASELINES",
+    "DEFAULT_METHODS",
+    "DatasetError",
+    "Defence",
+    "InvalidInputError",
+    "LinearSystem",
     "PRIOR_METHODS",
     "Prior",
-    "DEFAULT_METHODS",
-    "Defence",
-    "LinearSystem",
     "ScoreFlag",
     "VFLModel",
+    "VflattackError",
     "adversary_mse",
     "agnostic_attack",
     "agnostic_decomposition",

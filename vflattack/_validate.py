@@ -1,6 +1,7 @@
 """Argument checks for vflattack (messages name the argument, the requirement and the value).
 
-Reuses chebcenter's error type so callers can catch one ``ValueError`` subclass. Strings,
+Raises vflattack's :class:`~vflattack._errors.InvalidInputError` (a ``ValueError``, and a
+``chebcenter.InvalidInputError``). Strings,
 objects and complex values are refused rather than cast, and shapes are checked, never
 repaired: an array of the wrong shape is an error, not a reshape.
 """
@@ -11,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from chebcenter import InvalidInputError
+from ._errors import InvalidInputError
 
 __all__ = ["InvalidInputError", "as_2d", "as_active", "as_array", "as_labels"]
 

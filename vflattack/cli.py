@@ -248,7 +248,7 @@ def _audit_log(args, progress) -> int:
 
 def _client(args):
     """A dask.distributed client: the given scheduler, or a local cluster of worker processes."""
-    from chebcenter._errors import import_dask
+    from chebcenter import import_dask
 
     (distributed,) = import_dask("log audits on a cluster", "distributed")
     if args.scheduler:

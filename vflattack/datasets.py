@@ -46,15 +46,11 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import InvalidInputError
+from ._errors import DatasetError, InvalidInputError
 
 __all__ = ["DatasetError", "NAMES", "UCI", "load", "minmax", "data_home", "fetch"]
 
 UCI_BASE = "https://archive.ics.uci.edu/static/public/"
-
-
-class DatasetError(InvalidInputError, OSError):
-    """A dataset file is missing, cannot be downloaded, or fails its checksum."""
 
 
 @dataclass(frozen=True)

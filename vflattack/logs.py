@@ -37,7 +37,7 @@ from .report import Report
 __all__ = ["LogAuditReport", "audit_log", "write_log"]
 
 def _dask():
-    from chebcenter._errors import import_dask
+    from chebcenter import import_dask
 
     return import_dask("prediction-log audits", "dask", "dask.dataframe", "pandas")
 
