@@ -1,9 +1,11 @@
-"""Shared test configuration: hypothesis profiles and the tolerance table."""
+"""Shared test configuration: hypothesis profiles, the ``numerics`` marker and the Dask
+cluster fixture."""
 
 from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 # Deterministic by default (same examples every run); "ci" explores more.
@@ -27,9 +29,20 @@ NUMERICS_MODULES = frozenset({
 
 
 def pytest_collection_modifyitems(config, items):
-    import pytest
-
     for item in items:
         module = getattr(item, "module", None)   # doctest items have none
         if module is not None and module.__name__.rpartition(".")[2] in NUMERICS_MODULES:
             item.add_marker(pytest.mark.numerics)
+
+
+@pytest.fixture(scope="module")
+def client():
+    """A dask.distributed client on a LocalCluster of 2 worker processes on loopback, one per
+    test module that asks for it (skipped without the [distributed] extra)."""
+    distributed = pytest.importorskip("distributed", reason="the [distributed] extra is not installed")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       host="127.0.0.1", dashboard_address=None, silence_logs=40)
+    cl = distributed.Client(cluster)
+    yield cl
+    cl.close()
+    cluster.close()

@@ -16,7 +16,7 @@ import pytest
 import vflattack as va
 from vflattack import datasets
 
-SHARED = pathlib.Path(__file__).resolve().parents[2] / "shared" / "datasets"
+SHARED = pathlib.Path(__file__).resolve().parents[3] / "shared" / "datasets"
 needs_shared = pytest.mark.skipif(not SHARED.exists(), reason=f"the project's shared datasets are not at {SHARED}")
 
 SHAPES = {"bank": (41188, 19, 2), "adult": (45222, 14, 2), "satellite": (6435, 36, 6),

@@ -1,5 +1,5 @@
 """Certified, round 2: every OPTIMAL row keeps its method's contract on degenerate families,
-checked against vertices computed in exact rational arithmetic (tests/exact_reference.py).
+checked against vertices computed in exact rational arithmetic (tests/chebcenter/exact_reference.py).
 
 The families (all data dyadic, so the reference is exact: integer A, box bounds and planted
 points that are binary fractions):

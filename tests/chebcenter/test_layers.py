@@ -12,7 +12,7 @@ import pathlib
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 #: chebcenter, bottom to top; a module belongs to the first prefix it matches (longest first)
 CHEBCENTER_LAYERS = (

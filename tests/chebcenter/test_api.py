@@ -10,7 +10,7 @@ import pytest
 
 import chebcenter as cc
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def test_public_names():

@@ -3,7 +3,7 @@ started and stopped here. Every method equals the in-memory batch row for row, b
 included; a worker killed mid-run does not change the answer. The workers are processes on
 this machine, so they run the client's compiled kernels on the same bytes: there the
 closed forms, rcc2 and project are bit-identical by construction (docs/theory.md §6.7;
-tests/test_reproducible.py checks the same over random blockings in one process). rcc1
+tests/chebcenter/test_reproducible.py checks the same over random blockings in one process). rcc1
 and exact agree within their solver tolerance."""
 
 from __future__ import annotations
@@ -25,20 +25,10 @@ from chebcenter.distributed import centers  # noqa: E402
 BIT_IDENTICAL = ("half", "ls", "half_star", "rcc2", "cls", "project")
 #: rcc1's warm starts run in fixed chunks inside a block (docs/theory.md §6): block boundaries
 #: may change the Newton path. The relaxation's value is unique, so radii agree to the
-#: solver's tolerance (rtol 1e-6, the rule of tests/test_reliability.py::test_5); where eta is
+#: solver's tolerance (rtol 1e-6, the rule of tests/chebcenter/test_reliability.py::test_5); where eta is
 #: flat the center is only determined to about the square root of it (measured: 1.4e-6)
 SOLVER_TOL = 1e-6
 CENTER_TOL = 1e-5
-
-
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       host="127.0.0.1", dashboard_address=None, silence_logs=40)
-    cl = distributed.Client(cluster)
-    yield cl
-    cl.close()
-    cluster.close()
 
 
 def _batch(seed=0, N=600, d=8, m=2):
@@ -148,91 +138,3 @@ def test_without_dask_the_entry_point_names_the_extra(monkeypatch):
     monkeypatch.setattr(builtins, "__import__", no_dask)
     with pytest.raises(cc.MissingBackendError, match=r'pip install -e "\.\[distributed\]"'):
         cd.centers(cc.BoxSlice([[1.0, 1.0]]), np.zeros((2, 1)))
-
-
-# -- vflattack: model files and prediction logs ------------------------------------------
-
-import json  # noqa: E402
-
-import pandas as pd  # noqa: E402
-
-import vflattack as va  # noqa: E402
-from vflattack.cli import main as va_main  # noqa: E402
-from vflattack.logs import audit_log, write_log  # noqa: E402
-
-
-def _model_and_data(seed=0, N=400, d=5, k=4, d_a=2):
-    rng = np.random.default_rng(seed)
-    model = va.VFLModel(rng.standard_normal((k, d_a)), rng.standard_normal((k, d)), rng.standard_normal(k),
-                        [f"c{i}" for i in range(k)])
-    return model, rng.random((N, d_a)), rng.random((N, d))
-
-
-def test_model_file_round_trip_is_bit_identical(tmp_path):
-    model, Y, X = _model_and_data()
-    model.save(tmp_path / "m.json")
-    doc = json.loads((tmp_path / "m.json").read_text())
-    assert doc["format"] == "vflattack.VFLModel" and doc["schema_version"] == 1
-    back = va.VFLModel.load(tmp_path / "m.json")
-    np.testing.assert_array_equal(back.predict_proba(Y, X), model.predict_proba(Y, X))
-    assert back.classes.tolist() == model.classes.tolist()
-    doc["schema_version"] = 99
-    (tmp_path / "bad.json").write_text(json.dumps(doc))
-    with pytest.raises(cc.InvalidInputError, match="schema_version 99"):
-        va.VFLModel.load(tmp_path / "bad.json")
-    (tmp_path / "other.json").write_text("{}")
-    with pytest.raises(cc.InvalidInputError, match="not a vflattack model file"):
-        va.VFLModel.load(tmp_path / "other.json")
-
-
-def test_log_audit_on_the_cluster_equals_the_in_memory_attack(client, tmp_path):
-    model, Y, X = _model_and_data(seed=3)
-    S = model.predict_log_proba(Y, X)
-    paths = write_log(model, Y, X, tmp_path / "logs", partitions=5)
-    # corrupt two predictions: a NaN score and a saturated one (flagged, never used)
-    log = pd.read_parquet(paths[0])
-    log.loc[log["id"] == 5, "logp0"] = np.nan
-    log.loc[log["id"] == 9, "logp1"] = 0.0
-    log.to_parquet(tmp_path / "corrupt.parquet", index=False)
-    S[5, 0] = np.nan
-    S[9, 1] = 0.0
-    methods = ("half", "half_star", "rcc2", "cls", "exact")
-    rep = audit_log(model, tmp_path / "corrupt.parquet", tmp_path / "out", passive_log=paths[1], methods=methods,
-                    client=client)
-    ref = va.whitebox_attack(model, S, Y, methods, log_scores=True)
-    got = pd.read_parquet(tmp_path / "out" / "reconstructions").sort_values("id")
-    for m in methods:
-        G = got[[f"{m}_x{j}" for j in range(X.shape[1])]].to_numpy()
-        np.testing.assert_array_equal(G, ref.reconstructions[m])
-        names = ["INVALID_SCORES" if s is None else s.name for s in ref.status[m]]
-        assert got[f"{m}_status"].tolist() == names
-    mse = ref.mse(X)
-    for rec in rep.records:
-        assert rec["mse"] == pytest.approx(mse[rec["method"]], rel=1e-12)
-    assert rep.records[0]["status"].get("INVALID_SCORES") == 2
-    assert (tmp_path / "out" / "manifest.json").exists()
-
-
-def test_cli_log_audit_attaches_to_a_scheduler(client, tmp_path, capsys):
-    assert va_main(["export-log", "--dataset", "wine", "--passive", "4", "--out", str(tmp_path / "exp")]) == 0
-    exp = tmp_path / "exp"
-    argv = ["audit", "--model", str(exp / "model.json"), "--log", str(exp / "predictions.parquet"),
-            "--passive-log", str(exp / "passive.parquet"), "--prior-file", str(exp / "prior.csv"),
-            "--methods", "half_star", "rcc2", "mean", "gaussian", "--scheduler", client.scheduler.address,
-            "--out", str(tmp_path / "rep"), "--no-progress"]
-    assert va_main(argv) == 0
-    out = capsys.readouterr().out
-    assert "36 predictions in 4 partitions" in out and "gaussian" in out
-    # the same numbers as the in-memory audit of the same split
-    mem = va.audit.run_audit("wine", n_passive=(4,), methods=("half_star", "rcc2", "mean", "gaussian"),
-                             exposure=False)
-    rep = json.loads((tmp_path / "rep" / "report.json").read_text())
-    for rec in rep["records"]:
-        assert rec["mse"] == pytest.approx(mem.records[0].mse[rec["method"]], rel=1e-9)
-    assert va_main(["audit", "--model", str(exp / "model.json"), "--no-progress"]) == 2
-    assert "--model and --log go together" in capsys.readouterr().err
-    bad = tmp_path / "bad.parquet"
-    pd.DataFrame({"id": [0], "y0": [0.1]}).to_parquet(bad)
-    assert va_main(["audit", "--model", str(exp / "model.json"), "--log", str(bad), "--out", str(tmp_path / "r2"),
-                    "--scheduler", client.scheduler.address, "--no-progress"]) == 2
-    assert "lacks columns" in capsys.readouterr().err

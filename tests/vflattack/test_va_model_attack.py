@@ -12,7 +12,7 @@ from sklearn.linear_model import LogisticRegression
 import chebcenter as cc
 import vflattack as va
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def _model(k=3, d_a=2, d=5, seed=0):

@@ -1,7 +1,7 @@
 """Differential tests: every OPTIMAL row keeps its method's contract, at every scale.
 
 Each family below builds small instances (d <= 6) whose answer is checked against the
-independent routes of ``tests/reference.py`` (brute-force vertices of S_F over p-subsets
+independent routes of ``tests/chebcenter/reference.py`` (brute-force vertices of S_F over p-subsets
 of box faces, the minimum enclosing ball as an SOCP in cvxpy/Clarabel), never against the
 library itself. The same base instance is then mapped by ``x -> s x + t`` for box widths
 from 1e-12 to 1e12 (``t = s t0``: offsets proportional to the width, so that the data
