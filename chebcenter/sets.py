@@ -18,6 +18,8 @@ from __future__ import annotations
 import itertools
 import math
 import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -29,7 +31,6 @@ from ._validate import as_array, as_matrix, as_positive_float, as_positive_int, 
 from .kernels.ball import certified_ball
 from .kernels.rcc1_certificate import certify_quadratics
 from .kernels.vertices import distinct_rows
-from .methods import MethodSpec
 from .results import CenterResult, Status
 
 __all__ = ["Polytope", "QuadraticSet"]
@@ -48,7 +49,21 @@ def _nan_result(n, status, method, t0, **extras):
     return CenterResult(np.full(n, np.nan), float("nan"), status, method, time.perf_counter() - t0, extras=extras)
 
 
-def _choose(table: dict, method: Any, options: dict) -> tuple[MethodSpec, dict]:
+@dataclass(frozen=True)
+class SetMethodSpec:
+    """A method of the general sets: ``func(set, t0, **options) -> CenterResult`` (``t0``
+    the call's start time), what its radius certifies, and its keyword options with their
+    defaults and validators (checked by the same option check as
+    :class:`chebcenter.methods.MethodSpec`). Every center lies in the set."""
+
+    name: str
+    func: Callable[..., CenterResult]
+    certifies: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+    validators: Mapping[str, Callable[[str, Any], Any]] = field(default_factory=dict)
+
+
+def _choose(table: dict, method: Any, options: dict) -> tuple[SetMethodSpec, dict]:
     """The method's spec and its checked options (the one option check, as for BoxSlice)."""
     spec = table[check_choice("method", method, table)]
     return spec, check_options(spec, options)
@@ -454,17 +469,17 @@ class QuadraticSet:
 
 
 _POLYTOPE_METHODS = {spec.name: spec for spec in (
-    MethodSpec("exact", Polytope._exact, lies_in="set",
+    SetMethodSpec("exact", Polytope._exact,
                certifies="the exact Chebyshev radius (radius_lower certifies it from below)",
                options={"max_candidates": 2_000_000}, validators={"max_candidates": as_positive_int}),
-    MethodSpec("rcc1", Polytope._rcc1, lies_in="set",
+    SetMethodSpec("rcc1", Polytope._rcc1,
                certifies="sqrt(eta): the EBT dual value, recomputed from alpha (>= exact radius)",
                options={"solver": "clarabel"}, validators={"solver": _cvxpy_solver}),
-    MethodSpec("inscribed", Polytope._inscribed, lies_in="set",
+    SetMethodSpec("inscribed", Polytope._inscribed,
                certifies="nothing: the radius of the largest inscribed ball"),
 )}
-_QUADRATIC_METHODS = {"rcc1": MethodSpec(
-    "rcc1", QuadraticSet._rcc1, lies_in="set",
+_QUADRATIC_METHODS = {"rcc1": SetMethodSpec(
+    "rcc1", QuadraticSet._rcc1,
     certifies="sqrt(eta): the EBT dual value, recomputed from alpha (>= exact radius)",
     options={"solver": "clarabel"}, validators={"solver": _cvxpy_solver})}
 Polytope.METHODS = tuple(_POLYTOPE_METHODS)

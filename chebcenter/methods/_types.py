@@ -67,9 +67,9 @@ class MethodSpec:
     """A method: its function, where its centers lie, what its radius certifies,
     and its keyword options with their defaults and validators.
 
-    ``func`` is ``Context -> MethodOutput`` for :class:`chebcenter.BoxSlice` (the
-    :data:`chebcenter.methods.REGISTRY`) and ``(set, t0, **options) -> CenterResult`` in the
-    method tables of :mod:`chebcenter.sets`; the option check is the same for both."""
+    ``func`` is ``Context -> MethodOutput`` (the :data:`chebcenter.methods.REGISTRY` of
+    :class:`chebcenter.BoxSlice`; the general sets have their own
+    :class:`chebcenter.sets.SetMethodSpec`)."""
 
     name: str
     func: Callable[..., Any]
