@@ -92,7 +92,8 @@ def _start_direction(d):
 
 
 def slice_vertices(problem, q, capacity, walk=True, raw=False, tol=None):
-    """Distinct vertices of S_F for ``q = A^+ b`` (rows), or None past ``capacity``.
+    """Distinct vertices of S_F for ``q = A^+ b`` (rows), or None past ``capacity``, on the
+    normalised problem ``problem`` (a :class:`chebcenter.core._Core`; ``q`` in its frame).
     With ``raw=True``, ``(distinct, every candidate before de-duplication)``.
 
     First the edge walk (:func:`chebcenter.kernels.edge_walk.pivot_vertices`) from an LP
@@ -111,8 +112,7 @@ def slice_vertices(problem, q, capacity, walk=True, raw=False, tol=None):
             if code == PIVOT_TOO_MANY:
                 return None
     if tol is None:
-        tol = getattr(problem, "coord_tol", None)
-        tol = np.full(problem.d, problem.box_tol) if tol is None else tol
+        tol = problem.coord_tol
     V, count = enumerate_vertices(problem.Vr, beta, problem.lo, problem.hi, capacity, tol, 1e-10)
     if count < 0:
         return None

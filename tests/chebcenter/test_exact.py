@@ -22,13 +22,22 @@ def _same_set(V1, V2, tol):
         assert np.min(np.max(np.abs(V2 - v), axis=1)) <= tol
 
 
+def _vertices(P, b, capacity=10**6, walk=True):
+    """``slice_vertices`` on the box slice's core (the normalised frame the methods see),
+    mapped back to P's coordinates; None past ``capacity``."""
+    core = P._core
+    bc = (np.asarray(b, dtype=float) - P._offset) / P.scale
+    V = slice_vertices(core, core.q_of(bc), capacity, walk=walk)
+    return None if V is None else P._to_original(V)
+
+
 @settings(max_examples=scaled(30))
 @given(instances(max_d=7, min_p=1))
 def test_vertices_match_brute_force(inst):
     A, lo, hi, x = inst
     P = cc.BoxSlice(A, lo, hi)
     b = A @ x
-    V = slice_vertices(P, P.A_pinv @ b, 10**6)
+    V = _vertices(P, b)
     _same_set(V, brute_vertices(A, b, lo, hi), TOL["vertex"])
 
 
@@ -40,8 +49,7 @@ def test_edge_walk_matches_the_basis_enumeration(inst):
     must notice a degenerate vertex and hand over."""
     A, lo, hi, x = inst
     P = cc.BoxSlice(A, lo, hi)
-    q = P.A_pinv @ (A @ x)
-    _same_set(slice_vertices(P, q, 10**6), slice_vertices(P, q, 10**6, walk=False), TOL["vertex"])
+    _same_set(_vertices(P, A @ x), _vertices(P, A @ x, walk=False), TOL["vertex"])
 
 
 def _walk(P, q, capacity=10**6, x0=None):
@@ -65,7 +73,7 @@ def test_edge_walk_lists_each_vertex_of_a_generic_slice_once(d, r):
     V, count, code = _walk(P, q)
     assert code == PIVOT_OK
     V = V[:count]
-    ref = slice_vertices(P, q, 10**6, walk=False)
+    ref = _vertices(P, A @ q, walk=False)
     assert count == ref.shape[0] > 1
     _same_set(V, ref, TOL["vertex"])
     assert np.unique(np.round(V, 9), axis=0).shape[0] == count
@@ -82,14 +90,14 @@ def test_edge_walk_hands_over_at_a_degenerate_vertex_and_past_its_capacity():
     q = P.A_pinv @ np.array([2.0])
     _, _, code = _walk(P, q, x0=np.array([1.0, 0.0, 0.0, 0.5]))
     assert code == PIVOT_UNSURE
-    V = slice_vertices(P, q, 10**6)
+    V = _vertices(P, [2.0])
     assert any(np.allclose(v, [1, 1, 0, 0]) for v in V)
     _same_set(V, brute_vertices(A, np.array([2.0]), np.zeros(4), np.ones(4)), TOL["vertex"])
     P2 = cc.BoxSlice(np.array([[1.0, 2.0, 3.0, 4.0, 5.0]]))
     q2 = P2.A_pinv @ np.array([7.3])
     assert _walk(P2, q2, capacity=2)[2] == PIVOT_TOO_MANY
-    assert slice_vertices(P2, q2, 2) is None
-    assert slice_vertices(P2, q2, 10**6).shape[0] > 2
+    assert _vertices(P2, [7.3], capacity=2) is None
+    assert _vertices(P2, [7.3]).shape[0] > 2
 
 
 @settings(max_examples=scaled(20))
