@@ -322,13 +322,12 @@ def to_markdown(rows: list[Row], repeats: int, drift: float | None = None) -> st
               f"{'s were' if busy != 1 else ' was'} repeated because it ran more than {BUSY:.2f}× its best time "
               "(the machine was busy)."]
     if drift is not None:
-        lines[-1] += (f" Drift: over this run the calibration's times spread by {_DRIFT_FMT.format(100 * drift)} % "
+        lines[-1] += (f" Drift: over this run the calibration's times spread by {100 * drift:.1f} % "
                       "(max / min − 1); a second run should put each median inside its cell's (min–max) widened by "
                       "that fraction on both sides (`--compare` checks it).")
     return "\n".join(lines) + "\n"
 
 
-_DRIFT_FMT = "{:.1f}"
 _DRIFT_RE = r"calibration's times spread by ([\d.]+) %"
 _CELL_RE = r"^\**([\d.e+-]+)\s*(s|ms|µs|ns)?×?\**\s*\(([\d.e+-]+)–([\d.e+-]+)\)"
 
@@ -360,13 +359,15 @@ def compare(previous: str, current: str) -> tuple[int, int, list[str]]:
     m = re.search(_DRIFT_RE, previous)
     drift = float(m.group(1)) / 100.0 if m else 0.0
     before, now = _cells(previous), _cells(current)
-    header = [c.strip() for c in "what|ours, per core|ours, all cores|baseline|baseline time|ratio per core|"
-              "ratio all cores".split("|")]
+    header = ("what", "ours, per core", "ours, all cores", "baseline", "baseline time", "ratio per core",
+              "ratio all cores")
     inside, outside = 0, []
     for key in sorted(set(before) & set(now)):
         _, lo, hi = before[key]
         med = now[key][0]
-        if lo * (1.0 - drift) * (1 - 1e-3) <= med <= hi * (1.0 + drift) * (1 + 1e-3):  # 1e-3: 3 printed digits
+        # the cells are printed to 3 significant digits (integers from 100 up): each printed
+        # number is within half a unit of its last digit, at most 5e-3 of itself
+        if lo * (1.0 - drift) * (1 - 5e-3) <= med <= hi * (1.0 + drift) * (1 + 5e-3):
             inside += 1
         else:
             outside.append(f"{key[0][:60]} / {header[key[1]]}: {med:.4g} against {lo:.4g}–{hi:.4g} "

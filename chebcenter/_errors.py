@@ -34,8 +34,34 @@ DASK_HINT = 'pip install -e ".[distributed]"  (or: pip install "chebcenter-vflat
 
 
 def import_dask(purpose: str, *modules: str) -> tuple:
-    """The modules ``modules`` (e.g. ``"dask", "dask.array"``), or a
-    :class:`MissingBackendError` saying that ``purpose`` needs the ``[distributed]`` extra."""
+    """Import optional Dask modules, or say how to install them.
+
+    Parameters
+    ----------
+    purpose : str
+        What needs the modules, as the subject of the error message ("Dask batches").
+    *modules : str
+        Module names, e.g. ``"dask", "dask.array"``.
+
+    Returns
+    -------
+    tuple of modules
+        The modules, in the order given.
+
+    Raises
+    ------
+    MissingBackendError
+        If one of them cannot be imported; the message names ``purpose`` and
+        :data:`DASK_HINT`, the ``[distributed]`` extra to install.
+
+    Examples
+    --------
+    >>> from chebcenter import MissingBackendError, import_dask
+    >>> try:
+    ...     (da,) = import_dask("Dask batches", "dask.array")
+    ... except MissingBackendError as exc:   # without the [distributed] extra
+    ...     print(exc)
+    """
     try:
         for name in modules:
             __import__(name)   # as an import statement does (so a patched __import__ is honoured)

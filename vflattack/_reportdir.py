@@ -119,7 +119,29 @@ def report_dir(final: str | os.PathLike, extra: dict | None = None) -> Iterator[
 
 
 def verify_report(path: str | os.PathLike) -> bool:
-    """True if ``path`` holds a complete report: a manifest whose files all match it."""
+    """Whether ``path`` holds a complete, unaltered report.
+
+    A report directory ends with ``manifest.json``, written last: every file's path, size
+    and SHA-256. The report is complete when the manifest is there and every file it
+    lists exists with that SHA-256.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The report directory (``vflattack audit --out DIR``).
+
+    Returns
+    -------
+    bool
+        False for a missing directory, one without a manifest, or a file that is missing
+        or changed; never raises for those.
+
+    Examples
+    --------
+    >>> import vflattack as va
+    >>> va.verify_report("no-such-report")
+    False
+    """
     root = pathlib.Path(path)
     if not _is_report(root):
         return False

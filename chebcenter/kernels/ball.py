@@ -194,9 +194,10 @@ def certified_ball(P, gap_tol=1e-9, start=None):
     orders (reversed, two fixed permutations) until ``radius - lower <= gap_tol (1 +
     radius)``. The first run walks from ``start`` (default: the first point), the others
     from their first point; if none certifies, the walk is run on jittered points and
-    judged on the true ones (see the code). Returns ``(center, radius, lower, support, status)`` where, if no run
-    certifies, ``radius``/``center`` come from the run with the smallest radius, ``lower``
-    is the largest lower bound of all runs and ``status`` is that of the last run (non-zero).
+    judged on the true ones (see the code). Returns ``(center, radius, lower, support,
+    status)`` where, if no run certifies, ``radius``/``center`` come from the run with the
+    smallest radius, ``lower`` is the largest lower bound of all runs and ``status`` is
+    that of the last run (non-zero).
     """
     P = np.ascontiguousarray(P, dtype=np.float64)
     n, dim = P.shape
@@ -223,7 +224,7 @@ def certified_ball(P, gap_tol=1e-9, start=None):
         # over them, and the lower bound is the walk's dual bound on the true points of its
         # support (a subset's radius bounds the set's from below; the dual bound holds for
         # any weights). A jitter of eps moves both by about eps sqrt(dim).
-        spread = float(np.max(np.ptp(P, axis=0))) if n else 0.0
+        spread = float(np.max(np.ptp(P, axis=0)))
         rng = np.random.default_rng(12345)
         for eps in (1e-12, 1e-10):
             moved = P + (eps * (spread + 1e-300)) * rng.standard_normal(P.shape)
