@@ -16,7 +16,8 @@ def _blocks(path):
     return re.findall(r"```python\n(.*?)```", path.read_text(), flags=re.S)
 
 
-def test_readme_python_blocks_run():
+def test_readme_python_blocks_run(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)       # a block that writes files writes them here
     blocks = _blocks(README)
     assert blocks, "the README has a Python quickstart"
     for code in blocks:
@@ -25,7 +26,8 @@ def test_readme_python_blocks_run():
 
 
 @pytest.mark.parametrize("page", PAGES[1:], ids=lambda p: p.name)
-def test_docs_python_blocks_run(page):
+def test_docs_python_blocks_run(page, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     for code in _blocks(page):
         namespace: dict = {}
         exec(compile(code, str(page), "exec"), namespace)

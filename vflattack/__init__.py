@@ -1,30 +1,42 @@
 """vflattack: privacy audits of vertical federated logistic regression.
 
-The application layer on top of :mod:`chebcenter`: a split logistic regression
-(:class:`VFLModel`), its confidence scores turned into the linear system
-``A x = b'`` (docs/theory.md §3), and attacks that hand that system to chebcenter's
-estimators to reconstruct the passive party's features.
+The application layer on top of :mod:`chebcenter`, in layers that import one way only
+(docs/architecture.md): a split logistic regression (:class:`VFLModel`, :mod:`.model`);
+its confidence scores turned into the linear system ``A x = b'`` (docs/theory.md §3,
+:mod:`.system`); the attacks that hand that system to chebcenter's estimators
+(:mod:`.attacks`); the audits that measure how much leaks (:mod:`.audit`, returning a
+:class:`Result`); the reports that format and write them (:mod:`.report`); the command
+line (:mod:`.cli`).
 """
 
 from __future__ import annotations
 
 import chebcenter as _chebcenter
 
-from . import datasets
+from . import attacks, audit, datasets, report
 from ._errors import DatasetError, InvalidInputError, VflattackError
-from ._reportdir import verify_report
-from .agnostic import (
-                       AdversaryModel,
-                       agnostic_attack,
-                       agnostic_decomposition,
-                       refine_adversary_model,
-                       train_adversary_model,
+from .attacks import (
+    BASELINES,
+    DEFAULT_METHODS,
+    PRIOR_METHODS,
+    AdversaryModel,
+    AttackResult,
+    Defence,
+    Prior,
+    adversary_mse,
+    agnostic_attack,
+    agnostic_decomposition,
+    blackbox_attack,
+    blackbox_projections,
+    orthogonal_defence,
+    refine_adversary_model,
+    train_adversary_model,
+    whitebox_attack,
 )
-from .attacks import BASELINES, DEFAULT_METHODS, PRIOR_METHODS, AttackResult, Prior, whitebox_attack
-from .blackbox import blackbox_attack, blackbox_projections
-from .defence import Defence, adversary_mse, orthogonal_defence
-from .mapping import LinearSystem, ScoreFlag, difference_matrix, scores_to_system
+from .audit import Result, run_audit, run_known_input, run_threat_audit
 from .model import VFLModel, train_vfl_model
+from .report import audit_log, render, verify_report
+from .system import LinearSystem, ScoreFlag, difference_matrix, scores_to_system
 
 __version__ = _chebcenter.__version__  # one version string for the distribution (pyproject reads it)
 
@@ -39,18 +51,27 @@ __all__ = [
     "LinearSystem",
     "PRIOR_METHODS",
     "Prior",
+    "Result",
     "ScoreFlag",
     "VFLModel",
     "VflattackError",
     "adversary_mse",
     "agnostic_attack",
     "agnostic_decomposition",
+    "attacks",
+    "audit",
+    "audit_log",
     "blackbox_attack",
     "blackbox_projections",
     "datasets",
     "difference_matrix",
     "orthogonal_defence",
     "refine_adversary_model",
+    "render",
+    "report",
+    "run_audit",
+    "run_known_input",
+    "run_threat_audit",
     "scores_to_system",
     "train_adversary_model",
     "train_vfl_model",

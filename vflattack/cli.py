@@ -18,9 +18,9 @@ import sys
 import chebcenter as cc
 
 from . import datasets
-from ._reportdir import MANIFEST, check_out_dir, report_dir
 from .attacks import BASELINES, DEFAULT_METHODS, PRIOR_METHODS
-from .audit import run_audit
+from .audit import PREDICT_FRACTION, run_audit
+from .report import check_out_dir, render, write_reports
 
 ALL_METHODS = cc.METHODS + BASELINES + PRIOR_METHODS
 #: the sweep's estimators: the cheap ones (exact and rcc1 over d = 1..10 on five datasets take hours)
@@ -37,18 +37,24 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _float_in(low: float, high: float = float("inf"), low_open: bool = True):
+def _float_in(low: float, high: float = float("inf"), low_open: bool = True, high_open: bool = False):
     def parse(text: str) -> float:
         try:
             value = float(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"must be a number; got {text!r}") from None
-        ok = (value > low if low_open else value >= low) and value <= high and value == value
+        ok = (value > low if low_open else value >= low) and (value < high if high_open else value <= high) and value == value
         if not ok:
-            interval = f"{'(' if low_open else '['}{low:g}, {high:g}]"
+            interval = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
             raise argparse.ArgumentTypeError(f"must be a number in {interval}; got {text}")
         return value
     return parse
+
+
+def _add_predict_fraction(p):
+    p.add_argument("--predict-fraction", type=_float_in(0.0, 1.0, high_open=True), default=PREDICT_FRACTION, metavar="F",
+                   help=f"share of the records held out as predictions; the model trains on the rest "
+                        f"(default {PREDICT_FRACTION:g}, the papers' 80/20 split)")
 
 
 def _add_shared_options(p, methods, predictions):
@@ -62,7 +68,8 @@ def _add_shared_options(p, methods, predictions):
                    help="seeds of the column shuffle, row split and training (default: 0)")
     p.add_argument("--predictions", type=_positive_int, default=predictions, metavar="N",
                    help="use at most N prediction rows (default: "
-                        + ("all of the 20%% prediction split)" if predictions is None else f"{predictions})"))
+                        + ("all of the prediction split)" if predictions is None else f"{predictions})"))
+    _add_predict_fraction(p)
     p.add_argument("--out", default=None, metavar="DIR",
                    help="write the report (JSON, CSV, PNG plots) and manifest.json into DIR (new, empty, or a "
                         "previous report, which is replaced; written atomically)")
@@ -149,6 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
     ki.add_argument("--vfl", action="store_true", help="attack the VFL orthogonal defence instead")
     ki.add_argument("--passive", type=_positive_int, default=8, help="--vfl: passive features d (default 8)")
     ki.add_argument("--seed", type=int, default=0)
+    _add_predict_fraction(ki)
     ki.add_argument("--out", default=None, metavar="DIR",
                     help="write known_input.json and manifest.json into DIR (atomically, as for audit)")
     ex = sub.add_parser(
@@ -161,6 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--data-dir", default=None)
     ex.add_argument("--passive", type=_positive_int, default=10, help="passive features d (default 10)")
     ex.add_argument("--seed", type=int, default=0)
+    _add_predict_fraction(ex)
     ex.add_argument("--partitions", type=_positive_int, default=4, help="Parquet parts per log (default 4)")
     ex.add_argument("--out", required=True, metavar="DIR", help="a new or empty directory")
     return parser
@@ -193,27 +202,23 @@ def _export_log(args) -> int:
 
     import numpy as np
 
-    from .logs import write_log
-    from .model import train_vfl_model
-    from .protocol import split_columns, split_rows
+    from .audit import build_scenario, load_data, write_log
 
     out = pathlib.Path(args.out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         return _fail(cc.InvalidInputError(f"--out {args.out!r} must be a new or empty directory"))
     try:
-        F, labels = datasets.load(args.dataset, args.data_dir)
-        train, pred = split_rows(F.shape[0], 0.2, None, args.seed)
-        active, passive = split_columns(F.shape[1], args.passive, args.seed)
-        model = train_vfl_model(F[train][:, active], F[train][:, passive], labels[train], rng=args.seed)
+        F, labels, _ = load_data(args.dataset, args.data_dir)
+        sc = build_scenario(F, labels, args.seed, n_passive=args.passive, predict_fraction=args.predict_fraction)
         out.mkdir(parents=True, exist_ok=True)
-        model.save(out / "model.json")
-        write_log(model, F[pred][:, active], F[pred][:, passive], out, ids=pred, partitions=args.partitions)
-        np.savetxt(out / "prior.csv", F[train][:, passive], delimiter=",",
+        sc.model.save(out / "model.json")
+        write_log(sc.model, sc.Y, sc.X, out, ids=sc.predict, partitions=args.partitions)
+        np.savetxt(out / "prior.csv", sc.X_train, delimiter=",",
                    header=",".join(f"x{j}" for j in range(args.passive)), comments="")
     except (datasets.DatasetError, cc.InvalidInputError, cc.MissingBackendError) as exc:
         return _fail(exc)
     print(f"wrote {out / 'model.json'}, {out / 'predictions.parquet'}, {out / 'passive.parquet'} and "
-          f"{out / 'prior.csv'} ({pred.size} predictions, d = {args.passive})")
+          f"{out / 'prior.csv'} ({sc.predict.size} predictions, d = {args.passive})")
     return 0
 
 
@@ -223,8 +228,8 @@ def _audit_log(args, progress) -> int:
     if args.out is None:
         return _fail(cc.InvalidInputError("--out is required with --log (the reconstructions are written there)"))
     from .attacks import Prior
-    from .logs import audit_log
     from .model import VFLModel
+    from .report import audit_log
 
     try:
         model = VFLModel.load(args.model)
@@ -263,16 +268,12 @@ def _fail(exc: Exception) -> int:
     return 1 if isinstance(exc, datasets.DatasetError) else 2
 
 
-def _write(out, writers) -> None:
-    """Run ``writers`` (callables taking a directory) into one atomically published report."""
-    import pathlib
-
-    final = pathlib.Path(out)
-    with report_dir(final) as tmp:
-        written = [p for w in writers for p in w(tmp)]
-    for p in sorted(written, key=str):
-        print(f"wrote {final / pathlib.Path(p).relative_to(tmp)}")
-    print(f"wrote {final / MANIFEST} (the report is complete)")
+def _write(out, reports) -> None:
+    """Write ``[(subdirectory, report)]`` into one atomically published report directory."""
+    paths = write_reports(out, reports)
+    for p in paths[:-1]:
+        print(f"wrote {p}")
+    print(f"wrote {paths[-1]} (the report is complete)")
 
 
 #: what the audit's helper compiles, in this order, while the audit itself starts with the
@@ -307,17 +308,18 @@ def main(argv=None) -> int:
         except cc.InvalidInputError as exc:
             return _fail(exc)
     if args.command == "known-input":
-        from .experiments import run_known_input
+        from .audit import run_known_input
 
         try:
-            report = run_known_input(args.dataset, data_dir=args.data_dir, known=args.known, epsilon=args.epsilon,
+            report = render(run_known_input(args.dataset, data_dir=args.data_dir, known=args.known, epsilon=args.epsilon,
                                      trials=args.trials, records=args.records, translation=args.translation,
-                                     normalize=args.normalize, vfl=args.vfl, passive=args.passive, seed=args.seed)
+                                     normalize=args.normalize, vfl=args.vfl, passive=args.passive, seed=args.seed,
+                                     predict_fraction=args.predict_fraction))
         except (datasets.DatasetError, cc.InvalidInputError) as exc:
             return _fail(exc)
         print(report.table())
         if args.out is not None:
-            _write(args.out, [lambda tmp: list(report.write_into(tmp).values())])
+            _write(args.out, [("", report)])
         return 0
     if args.command == "export-log":
         return _export_log(args)
@@ -326,32 +328,34 @@ def main(argv=None) -> int:
     helper = _compile_helper(args)
     try:
         if args.command == "audit":
-            reports = []
+            results = []
             if "whitebox" in args.attacks:
                 prior_data = _read_prior(args.prior_file) if args.prior_file else None
-                reports.append(run_audit(args.dataset, args.passive, args.methods, args.seeds, args.predictions,
-                                         args.data_dir, progress=progress, passive_columns=args.passive_columns,
-                                         prior_data=prior_data, tau=args.tau, radius_threshold=args.radius_threshold))
+                results.append(run_audit(args.dataset, args.passive, args.methods, args.seeds, args.predictions,
+                                         args.data_dir, predict_fraction=args.predict_fraction, progress=progress,
+                                         passive_columns=args.passive_columns, prior_data=prior_data, tau=args.tau,
+                                         radius_threshold=args.radius_threshold))
             if set(args.attacks) - {"whitebox"} or args.defence:
-                from .threats import run_threat_audit
+                from .audit import run_threat_audit
 
                 for d in args.passive:
-                    reports.append(run_threat_audit(
+                    results.append(run_threat_audit(
                         args.dataset, d, args.seeds, args.data_dir, args.predictions, args.observed, args.lam,
                         args.epsilons if args.defence else (), args.defence, relative=True,
-                        blackbox="blackbox" in args.attacks))
+                        blackbox="blackbox" in args.attacks, predict_fraction=args.predict_fraction))
         else:
-            reports = []
+            results = []
             for name in args.datasets:
                 F, _ = datasets.load(name, args.data_dir)
                 ds = list(range(1, min(args.max_passive, F.shape[1] - 1) + 1, args.step))
-                reports.append(run_audit(name, ds, args.methods, args.seeds, args.predictions,
-                                         args.data_dir, progress=progress))
+                results.append(run_audit(name, ds, args.methods, args.seeds, args.predictions, args.data_dir,
+                                         predict_fraction=args.predict_fraction, progress=progress))
     except (datasets.DatasetError, cc.InvalidInputError) as exc:
         return _fail(exc)
     finally:
         if helper is not None:
             helper.stop()
+    reports = [render(r) for r in results]
     for rep in reports:
         print(rep.table())
         print()
@@ -360,19 +364,14 @@ def main(argv=None) -> int:
 
         several_datasets = len({rep.config["dataset"] for rep in reports}) > 1
         several_d = args.command == "audit" and len(args.passive) > 1
-        writers = []
+        placed = []
         for rep in reports:
             sub = pathlib.Path(rep.config["dataset"]) if several_datasets else pathlib.Path()
             if several_d and rep.kind == "threats":
                 sub = sub / f"d{rep.config['n_passive']}"
-
-            def writer(tmp, rep=rep, sub=sub):
-                (tmp / sub).mkdir(parents=True, exist_ok=True)
-                return list(rep.write_into(tmp / sub).values())
-
-            writers.append(writer)
+            placed.append((sub, rep))
         try:
-            _write(args.out, writers)
+            _write(args.out, placed)
         except cc.InvalidInputError as exc:  # --out changed under us while computing
             return _fail(exc)
     return 0

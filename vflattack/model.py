@@ -21,23 +21,7 @@ import chebcenter as cc
 
 from ._validate import InvalidInputError, as_2d, as_active, as_array, as_labels
 
-__all__ = ["VFLModel", "difference_matrix", "fit_softmax", "train_vfl_model"]
-
-
-def difference_matrix(k: int) -> np.ndarray:
-    """``J``: (k-1) x k, row m has -1 at column m and +1 at column m+1.
-
-    Examples
-    --------
-    >>> difference_matrix(3).tolist()
-    [[-1.0, 1.0, 0.0], [0.0, -1.0, 1.0]]
-    """
-    J = np.zeros((k - 1, k))
-    idx = np.arange(k - 1)
-    J[idx, idx] = -1.0
-    J[idx, idx + 1] = 1.0
-    return J
-
+__all__ = ["VFLModel", "fit_softmax", "train_vfl_model"]
 
 
 @dataclass(frozen=True)
@@ -100,8 +84,11 @@ class VFLModel:
 
     @cached_property
     def system_matrix(self) -> np.ndarray:
-        """``A = J W_pas``, shape (k-1, d): the scores give ``A x = b'`` (docs/theory.md, "The mapping")."""
-        A = difference_matrix(self.n_classes) @ self.W_pas
+        """``A = J W_pas``, shape (k-1, d): the scores give ``A x = b'`` (docs/theory.md, "The mapping").
+
+        ``J`` is the difference matrix (:func:`vflattack.difference_matrix`), so ``J W_pas``
+        is the differences of consecutive rows of ``W_pas``."""
+        A = np.diff(self.W_pas, axis=0)
         A.setflags(write=False)
         return A
 

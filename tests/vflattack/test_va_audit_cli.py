@@ -17,7 +17,7 @@ from vflattack.cli import main
 
 
 def test_audit_end_to_end_writes_parsable_reports(tmp_path):
-    rep = run_audit("wine", n_passive=(2, 4), seeds=(0, 1))
+    rep = va.render(run_audit("wine", n_passive=(2, 4), seeds=(0, 1)))
     assert len(rep.records) == 4
     r = rep.records[0]
     assert set(r.mse) == set(va.DEFAULT_METHODS + va.BASELINES + va.PRIOR_METHODS)   # prior-aware attacks run by default

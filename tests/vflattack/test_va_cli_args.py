@@ -9,7 +9,7 @@ import pytest
 
 import vflattack.cli as cli
 from vflattack import verify_report
-from vflattack._reportdir import MANIFEST
+from vflattack.report import MANIFEST
 
 FAST = ["audit", "--dataset", "wine", "--passive", "3", "--methods", "half", "half_star", "--no-progress"]
 
@@ -20,7 +20,7 @@ def no_work(monkeypatch):
     def forbidden(*a, **k):
         raise AssertionError("the computation started before the arguments were checked")
     monkeypatch.setattr(cli, "run_audit", forbidden)
-    import vflattack.experiments as ex
+    import vflattack.audit.known_input as ex
     monkeypatch.setattr(ex, "known_input_attack", forbidden)
 
 
@@ -88,7 +88,7 @@ def test_report_is_published_whole_with_a_manifest_and_replaces_a_previous_repor
 
 @pytest.mark.parametrize("interrupt", [KeyboardInterrupt, OSError])
 def test_interrupted_write_leaves_no_report_that_looks_complete(tmp_path, monkeypatch, interrupt):
-    import vflattack.plots as plots
+    import vflattack.report.plots as plots
 
     out = tmp_path / "report"
     assert cli.main(FAST + ["--out", str(out)]) == 0          # a previous, complete report

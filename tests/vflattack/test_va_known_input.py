@@ -8,7 +8,7 @@ from scipy.integrate import quad
 from scipy.stats import ortho_group
 
 import chebcenter as cc
-from vflattack import known_input as ki
+from vflattack.attacks import known_input as ki
 from vflattack.cli import main
 
 

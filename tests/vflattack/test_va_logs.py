@@ -14,8 +14,9 @@ pytest.importorskip("distributed", reason="the [distributed] extra is not instal
 import pandas as pd  # noqa: E402
 
 import vflattack as va  # noqa: E402
+from vflattack import audit_log  # noqa: E402
+from vflattack.audit import write_log  # noqa: E402
 from vflattack.cli import main as va_main  # noqa: E402
-from vflattack.logs import audit_log, write_log  # noqa: E402
 
 
 def _model_and_data(seed=0, N=400, d=5, k=4, d_a=2):

@@ -8,7 +8,7 @@ from scipy.stats import ortho_group
 
 import chebcenter as cc
 import vflattack as va
-from vflattack.defence import _closed_form, _Objective
+from vflattack.attacks.defence import _closed_form, _Objective
 
 
 def _model(k, d_a, d, seed):
@@ -208,8 +208,8 @@ def test_optimised_beats_random_and_raises_the_mse():
 def test_threat_audit_end_to_end(tmp_path):
     import json
 
+    from vflattack.audit import run_threat_audit
     from vflattack.cli import main
-    from vflattack.threats import run_threat_audit
 
     rep = run_threat_audit("wine", n_passive=4, n_observed=20, epsilons=(0.1, 0.5), relative=True,
                            defence_kinds=("random", "optimised"))

@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 from scipy.linalg import expm
 
-from ._validate import InvalidInputError, as_2d
-from .model import VFLModel
+from .._validate import InvalidInputError, as_2d
+from ..model import VFLModel
 
 __all__ = ["Defence", "adversary_mse", "orthogonal_defence"]
 

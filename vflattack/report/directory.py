@@ -24,8 +24,10 @@ import tempfile
 import time
 from collections.abc import Iterator
 
-from ._validate import InvalidInputError
-from .datasets import _sha256
+import chebcenter
+
+from .._validate import InvalidInputError
+from ..datasets import _sha256
 
 __all__ = ["MANIFEST", "check_out_dir", "report_dir", "verify_report", "write_manifest"]
 
@@ -73,10 +75,8 @@ def check_out_dir(value: str | os.PathLike, flag: str = "--out") -> pathlib.Path
 
 def write_manifest(root: pathlib.Path, extra: dict | None = None) -> pathlib.Path:
     """``manifest.json`` listing every file under ``root`` (path, bytes, sha256)."""
-    from . import __version__
-
     files = sorted(p for p in root.rglob("*") if p.is_file() and p.name != MANIFEST)
-    payload = {"tool": "vflattack", "version": __version__, "complete": True,
+    payload = {"tool": "vflattack", "version": chebcenter.__version__, "complete": True,
                "written": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "command": sys.argv[1:],
                **(extra or {}),
                "files": [{"path": p.relative_to(root).as_posix(), "bytes": p.stat().st_size, "sha256": _sha256(p)}

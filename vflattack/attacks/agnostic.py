@@ -21,10 +21,10 @@ from typing import Any
 import numpy as np
 from scipy.special import log_softmax
 
-from ._validate import InvalidInputError, as_2d, as_labels
-from .attacks import AttackResult, Prior, default_estimator, reconstruct
-from .mapping import scores_to_system
-from .model import VFLModel, fit_softmax
+from .._validate import InvalidInputError, as_2d, as_labels
+from ..model import VFLModel, fit_softmax
+from ..system import scores_to_system
+from .whitebox import AttackResult, Prior, default_estimator, reconstruct
 
 __all__ = ["AdversaryModel", "agnostic_attack", "agnostic_decomposition",
            "refine_adversary_model", "train_adversary_model"]

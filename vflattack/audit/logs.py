@@ -16,25 +16,26 @@ flags, methods and options); its reconstructions and per-row statuses are writte
 Parquet part, and only small sums travel back (status counts; with the passive log, the
 squared errors per feature on the rows every method reconstructed), from which the MSE
 per feature is exact. Needs the ``[distributed]`` extra.
+
+:func:`attack_log` is the computation: it streams the parts into a directory it is given
+and returns a :class:`~vflattack.audit.protocol.Result`. :func:`vflattack.audit_log` runs
+it inside an atomically written report directory and adds the report's files.
 """
 
 from __future__ import annotations
 
-import json
 import pathlib
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
-from ._reportdir import report_dir
-from ._validate import InvalidInputError
-from .attacks import BASELINES, DEFAULT_METHODS, PRIOR_METHODS, Prior, whitebox_attack
-from .model import VFLModel
-from .report import Report
+from .._validate import InvalidInputError
+from ..attacks import BASELINES, DEFAULT_METHODS, PRIOR_METHODS, Prior, whitebox_attack
+from ..model import VFLModel
+from .protocol import Result
 
-__all__ = ["LogAuditReport", "audit_log", "write_log"]
+__all__ = ["attack_log", "write_log"]
 
 def _dask():
     from chebcenter import import_dask
@@ -72,36 +73,6 @@ def write_log(model: VFLModel, Y: Any, X: Any, directory: Any, *, ids: Any = Non
     return paths
 
 
-@dataclass
-class LogAuditReport(Report):
-    """The audit of a prediction log: per method, statuses and (with the passive log) MSE."""
-
-    kind: ClassVar[str] = "log_audit"
-    json_name: ClassVar[str] = "report.json"
-    csv_name: ClassVar[str | None] = "mse.csv"
-    csv_fields: ClassVar[tuple[str, ...]] = ("method", "mse", "rows_scored", "status")
-
-    def csv_rows(self) -> list[dict]:
-        return [{"method": r["method"], "mse": r["mse"], "rows_scored": r["rows_scored"],
-                 "status": json.dumps(r["status"])} for r in self.records]
-
-    def table(self) -> str:
-        c = self.config
-        head = (f"prediction log {c['log']}: {c['rows']} predictions in {c['partitions']} partitions, "
-                f"d = {c['n_passive']} passive features, k = {c['n_classes']}, "
-                + (f"MSE on {self.records[0]['rows_scored']} rows joined with the passive log"
-                   if c["passive_log"] else "no passive log: statuses only"))
-        lines = [head, f"  {'method':<10} {'MSE':>10}  status"]
-        for r in self.records:
-            st = ", ".join(f"{k}:{v}" for k, v in r["status"].items())
-            mse = f"{r['mse']:>10.5f}" if r["mse"] is not None and np.isfinite(r["mse"]) else f"{'—':>10}"
-            lines.append(f"  {r['method']:<10} {mse}  {st}")
-        if c.get("skipped_without_prior"):
-            lines.append(f"  not run (they need a prior: --prior-file): {', '.join(c['skipped_without_prior'])}")
-        lines.append(f"  reconstructions and statuses: {c['reconstructions']}")
-        return "\n".join(lines)
-
-
 def _attack_partition(df, model, methods, prior, method_options, part_path, passive_cols):
     """Attack one partition, write its reconstructions, return its small sums."""
     import pandas as pd
@@ -131,29 +102,18 @@ def _attack_partition(df, model, methods, prior, method_options, part_path, pass
     return summary
 
 
-def audit_log(model: VFLModel, log: Any, out: Any, *, passive_log: Any = None,
-              methods: Sequence[str] = DEFAULT_METHODS + BASELINES, prior: Prior | None = None,
-              method_options: dict | None = None, client: Any = None, progress: bool = False) -> LogAuditReport:
-    """Audit the prediction log ``log`` (Parquet or CSV) of ``model``; write the report into ``out``.
+def attack_log(model: VFLModel, log: Any, parts_dir: Any, *, passive_log: Any = None,
+               methods: Sequence[str] = DEFAULT_METHODS + BASELINES, prior: Prior | None = None,
+               method_options: dict | None = None, client: Any = None, progress: bool = False) -> Result:
+    """Attack every partition of the prediction log ``log``; write one Parquet part per partition.
 
-    The report directory (written atomically, manifest last) holds ``report.json``,
-    ``mse.csv`` and ``reconstructions/part.*.parquet`` (per prediction: id, score flags, every
-    method's reconstruction ``<method>_x<j>`` and status ``<method>_status``). With
-    ``passive_log`` the MSE per feature is computed on the rows joined on ``id``; the
-    ``mean`` baseline and the prior-aware attacks need ``prior``. ``client``: a
-    ``dask.distributed.Client`` (default: the active Dask scheduler).
-
-    Examples
-    --------
-    >>> import numpy as np, tempfile, pathlib, vflattack as va
-    >>> rng = np.random.default_rng(0)
-    >>> model = va.VFLModel(rng.standard_normal((3, 1)), rng.standard_normal((3, 2)), np.zeros(3))
-    >>> Y, X = rng.random((40, 1)), rng.random((40, 2))
-    >>> tmp = pathlib.Path(tempfile.mkdtemp())
-    >>> preds, passive = write_log(model, Y, X, tmp / "logs", partitions=2)
-    >>> rep = audit_log(model, preds, tmp / "report", passive_log=passive, methods=("ls",))
-    >>> rep.records[0]["rows_scored"], rep.records[0]["mse"] < 1e-20    # rank A = d: exact
-    (40, True)
+    ``parts_dir`` must exist; it receives ``part.<i>.parquet`` (per prediction: id, score
+    flags, every method's reconstruction ``<method>_x<j>`` and status ``<method>_status``).
+    With ``passive_log`` the MSE per feature is computed on the rows joined on ``id``; the
+    ``mean`` baseline and the prior-aware attacks need ``prior`` (without it they are left
+    out and named in ``config["skipped_without_prior"]``). ``client``: a
+    ``dask.distributed.Client`` (default: the active Dask scheduler). Most users call
+    :func:`vflattack.audit_log`, which writes the whole report directory.
     """
     dask, dd, _ = _dask()
     if not isinstance(model, VFLModel):
@@ -163,6 +123,21 @@ def audit_log(model: VFLModel, log: Any, out: Any, *, passive_log: Any = None,
     methods = tuple(m for m in methods if m not in dropped)
     if not methods:
         raise InvalidInputError(f"no method left to run: {dropped} need a prior (prior=, --prior-file)")
+    df, passive_cols = _joined(model, log, passive_log)
+    parts_dir = pathlib.Path(parts_dir)
+    shared = dask.delayed(model, pure=True)
+    prior_d = dask.delayed(prior, pure=True)
+    tasks = [dask.delayed(_attack_partition, pure=True)(part, shared, methods, prior_d, method_options,
+                                                       str(parts_dir / f"part.{i:05d}.parquet"), passive_cols)
+             for i, part in enumerate(df.to_delayed())]
+    summaries = _run(tasks, client, progress)
+    result = _result(summaries, methods, model, log, passive_log, len(tasks))
+    result.config["skipped_without_prior"] = dropped
+    return result
+
+
+def _joined(model, log, passive_log):
+    """The prediction log, checked for its columns, left-joined with the passive log on ``id``."""
     k, d = model.n_classes, model.n_passive
     df = _read(log)
     have_log = all(f"logp{i}" in df.columns for i in range(k))
@@ -180,19 +155,7 @@ def audit_log(model: VFLModel, log: Any, out: Any, *, passive_log: Any = None,
             raise InvalidInputError(f"joining the passive log needs 'id' in both logs and x0..x{d - 1} in the "
                                     f"passive log; missing {lack or ['id (prediction log)']}")
         df = df.merge(pas[["id"] + passive_cols], on="id", how="left")
-    with report_dir(out) as tmp:
-        parts_dir = tmp / "reconstructions"
-        parts_dir.mkdir()
-        shared = dask.delayed(model, pure=True)
-        prior_d = dask.delayed(prior, pure=True)
-        tasks = [dask.delayed(_attack_partition, pure=True)(part, shared, methods, prior_d, method_options,
-                                                           str(parts_dir / f"part.{i:05d}.parquet"), passive_cols)
-                 for i, part in enumerate(df.to_delayed())]
-        summaries = _run(tasks, client, progress)
-        report = _report(summaries, methods, model, log, passive_log, len(tasks))
-        report.config["skipped_without_prior"] = dropped
-        report.write_into(tmp)
-    return report
+    return df, passive_cols
 
 
 def _run(tasks, client, progress):
@@ -222,7 +185,7 @@ def _run(tasks, client, progress):
     return client.gather(futures)
 
 
-def _report(summaries, methods, model, log, passive_log, n_parts) -> LogAuditReport:
+def _result(summaries, methods, model, log, passive_log, n_parts) -> Result:
     rows = sum(s["rows"] for s in summaries)
     records = []
     for m in methods:
@@ -240,4 +203,4 @@ def _report(summaries, methods, model, log, passive_log, n_parts) -> LogAuditRep
     config = {"log": str(log), "passive_log": None if passive_log is None else str(passive_log), "rows": rows,
               "partitions": n_parts, "n_passive": model.n_passive, "n_classes": model.n_classes,
               "methods": list(methods), "reconstructions": "reconstructions/part.*.parquet"}
-    return LogAuditReport(records, config)
+    return Result("log_audit", records, config)

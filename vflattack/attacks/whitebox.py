@@ -11,9 +11,10 @@ import numpy as np
 
 import chebcenter as cc
 
-from ._validate import InvalidInputError, as_2d
-from .mapping import LinearSystem, scores_to_system
-from .model import VFLModel
+from .._validate import InvalidInputError
+from ..model import VFLModel
+from ..system import LinearSystem, scores_to_system
+from .prior import PRIOR_METHODS, Prior
 
 __all__ = ["AttackResult", "BASELINES", "DEFAULT_METHODS", "PRIOR_METHODS", "Prior", "default_estimator",
            "reconstruct", "whitebox_attack"]
@@ -22,46 +23,6 @@ __all__ = ["AttackResult", "BASELINES", "DEFAULT_METHODS", "PRIOR_METHODS", "Pri
 #: and the training-set feature mean (when the caller supplies it)
 BASELINES = ("random", "mean")
 DEFAULT_METHODS = ("half", "ls", "half_star", "cls", "rcc1", "rcc2", "exact")
-#: prior-aware attacks (docs/theory.md §1.6): the prior mean moved onto S_F (``prior``), and
-#: the MAP under the Gaussian prior N(mu, Sigma) restricted to S_F (``gaussian``), which is also
-#: the Sigma-projection of the Gaussian conditional mean of x given A x = b'
-PRIOR_METHODS = ("prior", "gaussian")
-
-
-@dataclass(frozen=True)
-class Prior:
-    """What an adversary knows about the passive features before any score: a mean and a covariance.
-
-    :meth:`from_data` estimates them from auxiliary passive records (by default the
-    training split, which the ``mean`` baseline already assumes), with a ridge
-    ``shrinkage * mean variance * I`` so that the covariance is positive definite even when
-    a feature is constant in the data.
-    """
-
-    mean: np.ndarray
-    cov: np.ndarray
-
-    @classmethod
-    def from_data(cls, X: Any, shrinkage: float = 1e-3) -> Prior:
-        """Sample mean and (ridged) covariance of the rows of ``X``.
-
-        ``cov = S + shrinkage * (tr S / d) I`` with S the sample covariance.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> p = Prior.from_data(np.array([[0.0, 1.0], [1.0, 1.0], [0.5, 1.0]]))
-        >>> p.mean.tolist(), bool(np.all(np.linalg.eigvalsh(p.cov) > 0))   # the constant feature is ridged
-        ([0.5, 1.0], True)
-        """
-        X = as_2d("X", X)
-        if X.shape[0] < 2:
-            raise InvalidInputError(f"X must have at least 2 rows to estimate a covariance; got {X.shape[0]}")
-        if not (np.isfinite(shrinkage) and shrinkage > 0):
-            raise InvalidInputError(f"shrinkage must be a positive number; got {shrinkage!r}")
-        cov = np.atleast_2d(np.cov(X, rowvar=False))
-        ridge = shrinkage * max(float(np.trace(cov)) / cov.shape[0], 1e-12)
-        return cls(X.mean(axis=0), cov + ridge * np.eye(cov.shape[0]))
 
 
 @dataclass

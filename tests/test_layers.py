@@ -1,5 +1,6 @@
-"""The import graph follows the layers of docs/architecture.md: no module imports from a
-layer above its own, counting imports inside functions and under ``TYPE_CHECKING``.
+"""Both packages follow the layers of docs/architecture.md: no module imports from a layer
+above its own, counting imports inside functions and under ``TYPE_CHECKING``; and the default
+audit, followed call by call from the CLI to the report, goes down the layers.
 
 The graph is read from the source (``ast``), not from ``sys.modules``, so an import that
 only runs on some path still counts.
@@ -12,7 +13,7 @@ import pathlib
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 #: chebcenter, bottom to top; a module belongs to the first prefix it matches (longest first)
 CHEBCENTER_LAYERS = (
@@ -25,6 +26,18 @@ CHEBCENTER_LAYERS = (
     ("chebcenter.problem",),
     ("chebcenter.theory", "chebcenter.distributed", "chebcenter._warmup"),
     ("chebcenter", "chebcenter.cli", "chebcenter._bench", "chebcenter._bench_cases", "chebcenter.__main__"),
+)
+
+#: vflattack, bottom to top (docs/architecture.md)
+VFLATTACK_LAYERS = (
+    ("vflattack._errors",),
+    ("vflattack._validate",),
+    ("vflattack.datasets", "vflattack.model"),
+    ("vflattack.system",),
+    ("vflattack.attacks",),
+    ("vflattack.audit",),
+    ("vflattack.report",),
+    ("vflattack", "vflattack.cli", "vflattack.__main__"),
 )
 
 
@@ -97,6 +110,45 @@ def test_the_walker_finds_relative_function_level_and_type_checking_imports(tmp_
 
 def test_chebcenter_imports_only_downward():
     assert upward_edges("chebcenter", CHEBCENTER_LAYERS) == []
+
+
+def test_vflattack_imports_only_downward():
+    assert upward_edges("vflattack", VFLATTACK_LAYERS) == []
+
+
+def test_the_default_audit_goes_down_the_layers(tmp_path):
+    """Follow ``vflattack audit --out DIR`` call by call (``sys.setprofile``): every call
+    between vflattack modules goes to the caller's layer or below, callbacks included; the CLI
+    hands the computation to the audit layer once; the audit never calls the report layer
+    and the report layer calls nothing that computes (audit, attacks, system)."""
+    import sys
+
+    from vflattack.cli import main
+
+    calls = []
+
+    def profile(frame, event, arg):
+        if event == "call":
+            callee = frame.f_globals.get("__name__", "")
+            caller = frame.f_back.f_globals.get("__name__", "") if frame.f_back else ""
+            if callee.startswith("vflattack") and caller.startswith("vflattack") and caller != callee:
+                calls.append((caller, callee, frame.f_code.co_name))
+
+    sys.setprofile(profile)
+    try:
+        code = main(["audit", "--predictions", "30", "--no-progress", "--compile-jobs", "1",
+                     "--out", str(tmp_path / "report")])
+    finally:
+        sys.setprofile(None)
+    assert code == 0
+    layer = {m: layer_of(m, VFLATTACK_LAYERS) for c in calls for m in c[:2]}
+    assert not [c for c in calls if layer[c[1]] > layer[c[0]]], "a call goes up the layers"
+    unit = {m: m.split(".")[1] if m.count(".") else m for m in layer}
+    from_cli = [(unit[b], f) for a, b, f in calls if a == "vflattack.cli" and unit[b] == "audit"]
+    assert from_cli == [("audit", "run_audit")]
+    assert not [c for c in calls if unit[c[0]] == "audit" and unit[c[1]] == "report"]
+    assert not [c for c in calls if unit[c[0]] == "report" and unit[c[1]] in ("audit", "attacks", "system")]
+    assert {"audit", "attacks", "system", "model", "report"} <= set(unit.values())
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "chebcenter").rglob("*.py")), ids=lambda p: p.name)

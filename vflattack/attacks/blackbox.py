@@ -27,9 +27,9 @@ import numpy as np
 
 import chebcenter as cc
 
-from ._validate import InvalidInputError, as_active
-from .attacks import AttackResult
-from .mapping import checked_log_scores, difference_matrix
+from .._validate import InvalidInputError, as_active
+from ..system import checked_log_scores, difference_matrix
+from .whitebox import AttackResult
 
 __all__ = ["blackbox_attack", "blackbox_projections"]
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .model import VFLModel
+from ..model import VFLModel
 
 __all__ = ["Exposure", "exposure", "privacy_summary"]
 

@@ -3,7 +3,7 @@
 A :class:`Report` holds its records and its configuration. What differs between the
 audit, the threat audit and the known-input experiment is data, not code: the names of
 the JSON and CSV files, the CSV rows, and which plots to draw. :meth:`Report.write`
-publishes a report directory atomically (``vflattack._reportdir``): the files are built
+publishes a report directory atomically (:mod:`vflattack.report.directory`): the files are built
 in a temporary sibling, ``manifest.json`` is written last, and the directory is renamed
 into place.
 """
@@ -16,19 +16,21 @@ import pathlib
 from dataclasses import asdict, dataclass, is_dataclass
 from typing import Any, ClassVar
 
-from ._reportdir import report_dir
-from .protocol import to_jsonable
+import numpy as np
 
-__all__ = ["Report"]
+from .directory import report_dir
+
+__all__ = ["Report", "to_jsonable"]
 
 
 @dataclass
 class Report:
     """Records and configuration of one experiment.
 
-    Subclasses set ``kind``, ``json_name``, ``csv_name`` and ``csv_fields`` and define
-    :meth:`table`, :meth:`csv_rows` and :meth:`plots`; :meth:`payload` adds anything else
-    the JSON file should hold.
+    A subclass names its files in its class statement, ``class AuditReport(Report,
+    kind="audit", json_name="report.json", csv_name="mse.csv")``, sets ``csv_fields`` and
+    defines :meth:`table`, :meth:`csv_rows` and :meth:`plots`; :meth:`payload` adds anything
+    else the JSON file should hold.
     """
 
     records: list
@@ -37,6 +39,11 @@ class Report:
     json_name: ClassVar[str] = "report.json"
     csv_name: ClassVar[str | None] = None
     csv_fields: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, *, kind: str, json_name: str = "report.json", csv_name: str | None = None,
+                          **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        cls.kind, cls.json_name, cls.csv_name = kind, json_name, csv_name
 
     def table(self) -> str:  # pragma: no cover - every subclass defines it
         raise NotImplementedError
@@ -84,3 +91,18 @@ class Report:
             paths = self.write_into(tmp)
         final = pathlib.Path(out_dir)
         return {k: str(final / pathlib.Path(v).relative_to(tmp)) for k, v in paths.items()}
+
+
+def to_jsonable(obj: Any) -> Any:
+    """``obj`` with arrays as lists, NumPy scalars as Python numbers and NaN/inf as None."""
+    if isinstance(obj, dict):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return to_jsonable(obj.tolist())
+    if isinstance(obj, (np.floating, float)):
+        return None if not np.isfinite(obj) else float(obj)
+    if isinstance(obj, np.integer):
+        return int(obj)
+    return obj

@@ -1,72 +1,23 @@
-"""The audit: train a split model, score predictions, attack, measure, report.
-
-``run_audit`` is the pipeline behind ``vflattack audit`` and ``vflattack sweep``.
-Protocol (Luo et al.'s, as in the papers): features min-max scaled over the
-whole dataset; a seeded shuffle of the columns, the **last d** of which are the
-passive party's; a seeded 80/20 split of the rows into training and
-prediction sets (optionally capped at ``n_predictions`` predictions); the model
-trained by L-BFGS on the training rows; the white-box attack on the scores of
-the prediction rows. The training-set mean of the passive features is the
-``mean`` baseline.
-"""
+"""The white-box audit's report: the MSE table with the theory's bounds, the leakage headline,
+the privacy CSVs, the saved arrays and the plots."""
 
 from __future__ import annotations
 
 import pathlib
-import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
-import chebcenter as cc
+from .base import Report
 
-from . import datasets
-from ._validate import InvalidInputError
-from .attacks import BASELINES, DEFAULT_METHODS, PRIOR_METHODS, Prior, whitebox_attack
-from .model import train_vfl_model
-from .privacy import exposure as _exposure
-from .privacy import privacy_summary
-from .protocol import resolve_columns, split_columns, split_rows
-from .report import Report
-
-__all__ = ["AuditRecord", "AuditReport", "resolve_columns", "run_audit", "split_columns", "split_rows"]
+__all__ = ["AuditReport"]
 
 
 @dataclass
-class AuditRecord:
-    """One (dataset, seed, d) run: MSE per method beside the theory's bounds."""
-
-    dataset: str
-    seed: int
-    n_passive: int
-    n_features: int
-    n_classes: int
-    rank: int
-    n_train: int
-    n_predictions: int
-    accuracy: float
-    mse: dict
-    mse_per_feature: dict
-    mse_per_feature_se: dict
-    status: dict
-    seconds: dict
-    bounds: dict = field(default_factory=dict)
-    passive_columns: list = field(default_factory=list)
-    privacy: dict = field(default_factory=dict)     # vflattack.privacy.privacy_summary
-    #: the saved arrays (true passive records, every reconstruction, radii, ranges): written
-    #: as .npz beside the report, not into the JSON
-    arrays: dict = field(default_factory=dict, repr=False)
-
-
-@dataclass
-class AuditReport(Report):
+class AuditReport(Report, kind="audit", csv_name="mse.csv"):
     """All records of an audit: the table, ``report.json``, ``mse.csv`` and the MSE plots."""
 
-    kind: ClassVar[str] = "audit"
-    json_name: ClassVar[str] = "report.json"
-    csv_name: ClassVar[str | None] = "mse.csv"
     csv_fields: ClassVar[tuple[str, ...]] = ("dataset", "n_passive", "method", "mse", "mse_std", "worst_case",
                                              "seeds", "seconds")
 
@@ -225,110 +176,3 @@ def _merge(dicts):
         for k, v in d.items():
             total[k] = total.get(k, 0) + v
     return total
-
-
-def run_audit(dataset: str = "breast_cancer", n_passive: Sequence[int] = (10,),
-              methods: Sequence[str] = DEFAULT_METHODS + BASELINES + PRIOR_METHODS, seeds: Sequence[int] = (0,),
-              n_predictions: int | None = None, data_dir: Any = None, predict_fraction: float = 0.2,
-              l2: float = 1e-3, method_options: dict | None = None, progress: bool = False,
-              data: tuple | None = None, passive_columns: Sequence[Any] | None = None,
-              prior_data: Any = None, tau: float = 0.1, radius_threshold: float = 0.1,
-              exposure: bool = True) -> AuditReport:
-    """Audit a VFL logistic regression on ``dataset`` for each passive count and seed.
-
-    The passive party holds the last d columns after a seeded shuffle (one run
-    per d in ``n_passive``), or exactly ``passive_columns`` (indices or feature
-    names; then ``n_passive`` is ignored). ``data=(features, labels)`` audits
-    your own data instead of a named dataset (features must lie in [0, 1]).
-
-    The adversary's prior (the ``mean`` baseline and the prior-aware attacks ``prior`` and
-    ``gaussian``) comes from the training split's passive features, or from ``prior_data``
-    (auxiliary records with the dataset's columns, scaled to [0, 1]). With ``exposure``
-    (default) every record also gets its minimax radius and feature ranges
-    (:mod:`vflattack.privacy`), summarised with the leakage beyond the prior in
-    ``record.privacy``: ``tau`` is the pinned-feature threshold (a share of the feature's
-    range) and ``radius_threshold`` the r*/sqrt(d) below which a record counts as exposed.
-
-    Examples
-    --------
-    >>> rep = run_audit("wine", n_passive=(3,), methods=("half", "half_star", "exact"))
-    >>> m = rep.records[0].mse; m["half_star"] <= m["half"]
-    True
-    """
-    from tqdm.auto import tqdm
-
-    if data is None:
-        F, labels, names = datasets.load(dataset, data_dir, return_names=True)
-    else:
-        F, labels = np.asarray(data[0], dtype=float), np.asarray(data[1])
-        if F.min() < 0 or F.max() > 1:
-            raise InvalidInputError("data features must lie in [0, 1] (min-max scale them first)")
-        names = [str(j) for j in range(F.shape[1])]
-    fixed = None
-    if passive_columns is not None:
-        fixed = resolve_columns(passive_columns, names)
-        n_passive = [fixed.size]
-    n_passive = [int(d) for d in n_passive]
-    methods = tuple(methods)
-    for name, v in (("tau", tau), ("radius_threshold", radius_threshold)):
-        if not (isinstance(v, (int, float)) and np.isfinite(v) and v >= 0):
-            raise InvalidInputError(f"{name} must be a finite number >= 0; got {v!r}")
-    if prior_data is not None:
-        prior_data = np.asarray(prior_data, dtype=float)
-        if prior_data.ndim != 2 or prior_data.shape[1] != F.shape[1] or prior_data.shape[0] < 2:
-            raise InvalidInputError(f"prior_data must have shape (n >= 2, {F.shape[1]}): auxiliary records with "
-                                    f"the dataset's columns; got shape {prior_data.shape}")
-    total = len(seeds) * len(n_passive) * len(methods)
-    bar = tqdm(total=total, desc=f"audit {dataset}", unit="method", disable=not progress, leave=False)
-    records = []
-    for seed in seeds:
-        train, pred = split_rows(F.shape[0], predict_fraction, n_predictions, seed)
-        for d in n_passive:
-            if fixed is None:
-                active, passive = split_columns(F.shape[1], d, seed)
-            else:
-                passive, active = fixed, np.setdiff1d(np.arange(F.shape[1]), fixed)
-            t0 = time.perf_counter()
-            model = train_vfl_model(F[train][:, active], F[train][:, passive], labels[train], l2=l2, rng=seed)
-            Y, X = F[pred][:, active], F[pred][:, passive]
-            scores = model.predict_proba(Y, X)
-            aux = (F[train] if prior_data is None else prior_data)[:, passive]
-            prior = Prior.from_data(aux)
-            res = whitebox_attack(model, scores, Y, methods, prior=prior,
-                                  rng=seed, method_options=method_options, progress=bar)
-            rows = res.common_rows()
-            A = res.system.A
-            pf = res.mse(X, per_feature=True)
-            se = {}
-            for m, Xh in res.reconstructions.items():
-                sq = (Xh[rows] - X[rows]) ** 2
-                se[m] = sq.std(axis=0) / np.sqrt(max(rows.sum(), 1)) if np.all(np.isfinite(sq)) and sq.size else np.full(d, np.nan)
-            bounds = {}
-            if rows.any():
-                bounds = {"half_star": cc.theory.eigenvalue_bounds(A, X[rows], "half_star"),
-                          "ls": cc.theory.eigenvalue_bounds(A, X[rows], "ls"),
-                          "half_star_gain": cc.theory.half_star_gain(A, X[rows])}
-            acc = float(np.mean(model.predict(Y, X) == labels[pred]))
-            privacy, arrays = {}, {}
-            if exposure:
-                expo = _exposure(model, np.nan_to_num(res.system.B), res.system.valid)
-                prior_mse = float(np.mean((X[rows] - prior.mean) ** 2)) if rows.any() else float("nan")
-                privacy = privacy_summary(X, res.reconstructions, rows, prior_mse, expo, BASELINES,
-                                          float(tau), float(radius_threshold))
-                arrays = {"X": X, "rows": rows, "radius_upper": expo.radius_upper, "radius_lower": expo.radius_lower,
-                          "radius_exact": expo.exact, "lower": expo.lower, "upper": expo.upper,
-                          "prior_mean": prior.mean, **{f"recon_{m}": v for m, v in res.reconstructions.items()}}
-            records.append(AuditRecord(
-                dataset=dataset, seed=int(seed), n_passive=d, n_features=int(F.shape[1]),
-                n_classes=model.n_classes,
-                rank=model.box_slice.rank, n_train=int(train.size), n_predictions=int(pred.size),
-                accuracy=acc, mse=res.mse(X), mse_per_feature=pf, mse_per_feature_se=se,
-                status=res.status_counts(), seconds=dict(res.times, train=time.perf_counter() - t0),
-                bounds=bounds, passive_columns=passive.tolist(), privacy=privacy, arrays=arrays))
-    bar.close()
-    config = {"dataset": dataset, "n_passive": n_passive,
-              "passive_columns": None if fixed is None else fixed.tolist(), "methods": list(methods), "seeds": list(seeds),
-              "n_predictions": n_predictions, "predict_fraction": predict_fraction, "l2": l2,
-              "prior": "training split" if prior_data is None else "prior_data", "tau": tau,
-              "radius_threshold": radius_threshold}
-    return AuditReport(records, config)

@@ -1,4 +1,9 @@
-r"""Confidence scores -> the linear system ``A x = b'`` of docs/theory.md §3.
+r"""What the active party's view implies: the linear system ``A x = b'`` of docs/theory.md §3.
+
+The one place where a model and its scores become chebcenter's input: the difference
+matrix ``J``, the system matrix ``A = J W_pas`` (``VFLModel.system_matrix``, with its
+factored box slice ``VFLModel.box_slice``), the per-row score checks and the right-hand
+sides ``b'``.
 
 With ``J`` the (k-1) x k difference matrix (row m: -1 at column m, +1 at m+1)
 and ``c'_m = ln(c_{m+1} / c_m) = z_{m+1} - z_m``:
@@ -20,9 +25,27 @@ from typing import Any
 import numpy as np
 
 from ._validate import InvalidInputError, as_active
-from .model import VFLModel, difference_matrix
+from .model import VFLModel
 
 __all__ = ["LinearSystem", "ScoreFlag", "checked_log_scores", "difference_matrix", "scores_to_system"]
+
+
+def difference_matrix(k: int) -> np.ndarray:
+    """``J``: (k-1) x k, row m has -1 at column m and +1 at column m+1.
+
+    ``J W`` is the row differences of ``W`` (``np.diff(W, axis=0)``, which is how
+    :attr:`VFLModel.system_matrix` computes it, to the bit).
+
+    Examples
+    --------
+    >>> difference_matrix(3).tolist()
+    [[-1.0, 1.0, 0.0], [0.0, -1.0, 1.0]]
+    """
+    J = np.zeros((k - 1, k))
+    idx = np.arange(k - 1)
+    J[idx, idx] = -1.0
+    J[idx, idx + 1] = 1.0
+    return J
 
 
 class ScoreFlag(enum.IntFlag):

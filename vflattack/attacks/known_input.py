@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 from scipy.special import betainc
 
-from ._validate import InvalidInputError, as_2d
+from .._validate import InvalidInputError, as_2d
 
 __all__ = ["DefenceBreach", "KnownInputResult", "LinkResult", "attack_orthogonal_defence", "breach_probability",
            "default_tol", "known_input_attack", "link", "sample_orthogonal"]
@@ -329,7 +329,7 @@ def attack_orthogonal_defence(disclosed: Any, scores: Any, Y: Any, X_known: Any,
     them, samples ``M ~ R^T`` and maps every reconstruction back with ``M^T``.
     With as many linked records as passive features, M is exactly ``R^T``.
     """
-    from .mapping import scores_to_system
+    from ..system import scores_to_system
 
     system = scores_to_system(disclosed, scores, Y)
     sl = disclosed.box_slice

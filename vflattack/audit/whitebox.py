@@ -1,0 +1,160 @@
+"""The white-box audit: train a split model, score predictions, attack, measure.
+
+``run_audit`` is the computation behind ``vflattack audit`` and ``vflattack sweep``; it
+returns a :class:`~vflattack.audit.protocol.Result` of :class:`AuditRecord`, which
+:class:`vflattack.report.AuditReport` formats. Protocol (:mod:`vflattack.audit.protocol`,
+Luo et al.'s, as in the papers): features min-max scaled over the whole dataset; a seeded
+shuffle of the columns, the **last d** of which are the passive party's; a seeded split of
+the rows into training and prediction sets (80/20 by default, optionally capped at
+``n_predictions`` predictions); the model trained by L-BFGS on the training rows; the
+white-box attack on the scores of the prediction rows. The training-set mean of the
+passive features is the ``mean`` baseline.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+import chebcenter as cc
+
+from .._validate import InvalidInputError
+from ..attacks import BASELINES, DEFAULT_METHODS, PRIOR_METHODS, Prior, whitebox_attack
+from .privacy import exposure as _exposure
+from .privacy import privacy_summary
+from .protocol import PREDICT_FRACTION, Result, build_scenario, load_data, resolve_columns
+
+__all__ = ["AuditRecord", "run_audit"]
+
+
+@dataclass
+class AuditRecord:
+    """One (dataset, seed, d) run: MSE per method beside the theory's bounds."""
+
+    dataset: str
+    seed: int
+    n_passive: int
+    n_features: int
+    n_classes: int
+    rank: int
+    n_train: int
+    n_predictions: int
+    accuracy: float
+    mse: dict
+    mse_per_feature: dict
+    mse_per_feature_se: dict
+    status: dict
+    seconds: dict
+    bounds: dict = field(default_factory=dict)
+    passive_columns: list = field(default_factory=list)
+    privacy: dict = field(default_factory=dict)     # vflattack.audit.privacy.privacy_summary
+    #: the saved arrays (true passive records, every reconstruction, radii, ranges): written
+    #: as .npz beside the report, not into the JSON
+    arrays: dict = field(default_factory=dict, repr=False)
+
+
+def run_audit(dataset: str = "breast_cancer", n_passive: Sequence[int] = (10,),
+              methods: Sequence[str] = DEFAULT_METHODS + BASELINES + PRIOR_METHODS, seeds: Sequence[int] = (0,),
+              n_predictions: int | None = None, data_dir: Any = None, predict_fraction: float = PREDICT_FRACTION,
+              l2: float = 1e-3, method_options: dict | None = None, progress: bool = False,
+              data: tuple | None = None, passive_columns: Sequence[Any] | None = None,
+              prior_data: Any = None, tau: float = 0.1, radius_threshold: float = 0.1,
+              exposure: bool = True) -> Result:
+    """Audit a VFL logistic regression on ``dataset`` for each passive count and seed.
+
+    The passive party holds the last d columns after a seeded shuffle (one run
+    per d in ``n_passive``), or exactly ``passive_columns`` (indices or feature
+    names; then ``n_passive`` is ignored). ``data=(features, labels)`` audits
+    your own data instead of a named dataset (features must lie in [0, 1]).
+
+    The adversary's prior (the ``mean`` baseline and the prior-aware attacks ``prior`` and
+    ``gaussian``) comes from the training split's passive features, or from ``prior_data``
+    (auxiliary records with the dataset's columns, scaled to [0, 1]). With ``exposure``
+    (default) every record also gets its minimax radius and feature ranges
+    (:mod:`vflattack.audit.privacy`), summarised with the leakage beyond the prior in
+    ``record.privacy``: ``tau`` is the pinned-feature threshold (a share of the feature's
+    range) and ``radius_threshold`` the r*/sqrt(d) below which a record counts as exposed.
+
+    Returns a :class:`~vflattack.audit.protocol.Result` of :class:`AuditRecord`
+    (``vflattack.report.render(result)`` formats it).
+
+    Examples
+    --------
+    >>> res = run_audit("wine", n_passive=(3,), methods=("half", "half_star", "exact"))
+    >>> m = res.records[0].mse; m["half_star"] <= m["half"]
+    True
+    """
+    from tqdm.auto import tqdm
+
+    F, labels, names = load_data(dataset, data_dir, data)
+    fixed = None
+    if passive_columns is not None:
+        fixed = resolve_columns(passive_columns, names)
+        n_passive = [fixed.size]
+    n_passive = [int(d) for d in n_passive]
+    methods = tuple(methods)
+    for name, v in (("tau", tau), ("radius_threshold", radius_threshold)):
+        if not (isinstance(v, (int, float)) and np.isfinite(v) and v >= 0):
+            raise InvalidInputError(f"{name} must be a finite number >= 0; got {v!r}")
+    if prior_data is not None:
+        prior_data = np.asarray(prior_data, dtype=float)
+        if prior_data.ndim != 2 or prior_data.shape[1] != F.shape[1] or prior_data.shape[0] < 2:
+            raise InvalidInputError(f"prior_data must have shape (n >= 2, {F.shape[1]}): auxiliary records with "
+                                    f"the dataset's columns; got shape {prior_data.shape}")
+    total = len(seeds) * len(n_passive) * len(methods)
+    bar = tqdm(total=total, desc=f"audit {dataset}", unit="method", disable=not progress, leave=False)
+    records = []
+    for seed in seeds:
+        for d in n_passive:
+            t0 = time.perf_counter()
+            sc = build_scenario(F, labels, seed, n_passive=d, passive_columns=fixed,
+                                predict_fraction=predict_fraction, n_predictions=n_predictions, l2=l2)
+            aux = (F[sc.train] if prior_data is None else prior_data)[:, sc.passive]
+            records.append(_audit_record(dataset, sc, Prior.from_data(aux), methods, method_options, bar, t0,
+                                         exposure, tau, radius_threshold))
+    bar.close()
+    config = {"dataset": dataset, "n_passive": n_passive,
+              "passive_columns": None if fixed is None else fixed.tolist(), "methods": list(methods), "seeds": list(seeds),
+              "n_predictions": n_predictions, "predict_fraction": predict_fraction, "l2": l2,
+              "prior": "training split" if prior_data is None else "prior_data", "tau": tau,
+              "radius_threshold": radius_threshold}
+    return Result("audit", records, config)
+
+
+def _audit_record(dataset, sc, prior, methods, method_options, bar, t0, exposure, tau, radius_threshold):
+    """Attack one scenario's predictions; measure the MSE, the bounds and the exposure."""
+    model, Y, X, d = sc.model, sc.Y, sc.X, sc.passive.size
+    scores = model.predict_proba(Y, X)
+    res = whitebox_attack(model, scores, Y, methods, prior=prior, rng=sc.seed, method_options=method_options,
+                          progress=bar)
+    rows = res.common_rows()
+    A = res.system.A
+    se = {}
+    for m, Xh in res.reconstructions.items():
+        sq = (Xh[rows] - X[rows]) ** 2
+        se[m] = sq.std(axis=0) / np.sqrt(max(rows.sum(), 1)) if np.all(np.isfinite(sq)) and sq.size else np.full(d, np.nan)
+    bounds = {}
+    if rows.any():
+        bounds = {"half_star": cc.theory.eigenvalue_bounds(A, X[rows], "half_star"),
+                  "ls": cc.theory.eigenvalue_bounds(A, X[rows], "ls"),
+                  "half_star_gain": cc.theory.half_star_gain(A, X[rows])}
+    acc = float(np.mean(model.predict(Y, X) == sc.labels[sc.predict]))
+    privacy, arrays = {}, {}
+    if exposure:
+        expo = _exposure(model, np.nan_to_num(res.system.B), res.system.valid)
+        prior_mse = float(np.mean((X[rows] - prior.mean) ** 2)) if rows.any() else float("nan")
+        privacy = privacy_summary(X, res.reconstructions, rows, prior_mse, expo, BASELINES,
+                                  float(tau), float(radius_threshold))
+        arrays = {"X": X, "rows": rows, "radius_upper": expo.radius_upper, "radius_lower": expo.radius_lower,
+                  "radius_exact": expo.exact, "lower": expo.lower, "upper": expo.upper,
+                  "prior_mean": prior.mean, **{f"recon_{m}": v for m, v in res.reconstructions.items()}}
+    return AuditRecord(
+        dataset=dataset, seed=sc.seed, n_passive=d, n_features=int(sc.features.shape[1]),
+        n_classes=model.n_classes, rank=model.box_slice.rank, n_train=int(sc.train.size),
+        n_predictions=int(sc.predict.size), accuracy=acc, mse=res.mse(X), mse_per_feature=res.mse(X, per_feature=True),
+        mse_per_feature_se=se, status=res.status_counts(), seconds=dict(res.times, train=time.perf_counter() - t0),
+        bounds=bounds, passive_columns=sc.passive.tolist(), privacy=privacy, arrays=arrays)
