@@ -91,28 +91,19 @@ def _solve_block(problem: BoxSlice, block: np.ndarray, method: str, on_inconsist
     out = {"centers": res.centers, "radii": res.radii, "status_codes": res.status_codes,
            "residuals": res.residuals, "box_violations": res.box_violations}
     n = res.centers.shape[0]
-    for key, (dtype, tail) in extra_keys:
+    for key, (dtype, tail, fill) in extra_keys:
         val = res.extras.get(key)
         if val is None:  # the key did not arise in this block (e.g. "check": no row failed)
-            fill = None if np.dtype(dtype).kind == "O" else (np.nan if np.dtype(dtype).kind == "f" else 0)
             val = np.full((n,) + tail, fill, dtype=dtype)
         out[key] = np.asarray(val, dtype=dtype)
     return out
 
 
-def _probe_extras(problem: BoxSlice, method: str, on_inconsistent: str, options: dict) -> tuple:
-    """The method's per-row extras (name, dtype, trailing shape), found on a synthetic row of
-    the problem (b = A m, the box midpoint's right-hand side): no user row is read."""
-    b = problem.A @ (0.5 * (problem.lo + problem.hi))
-    res = problem.centers(b[None, :], method, on_inconsistent=on_inconsistent, **options)
-    keys = []
-    for key, val in res.extras.items():
-        arr = np.asarray(val)
-        if arr.ndim >= 1 and arr.shape[0] == 1:
-            keys.append((key, (arr.dtype.str if arr.dtype.kind != "O" else "O", arr.shape[1:])))
-    if all(k != "check" for k, _ in keys):
-        keys.append(("check", ("O", ())))
-    return tuple(keys)
+def _declared_extras(problem: BoxSlice, method: str, options: dict) -> tuple:
+    """The method's per-row extras as ``(name, (dtype, trailing shape, fill))``, from its
+    ``MethodSpec`` declaration: nothing is solved to find them."""
+    return tuple((e.name, (e.dtype, e.trailing_shape(problem.d), e.fill))
+                 for e in REGISTRY[method].all_extras(options))
 
 
 def centers(problem: BoxSlice, B: Any, method: str = "half_star", *, on_inconsistent: str = "status",
@@ -154,12 +145,12 @@ def centers(problem: BoxSlice, B: Any, method: str = "half_star", *, on_inconsis
     if any(np.isnan(c) for c in B.chunks[0]):
         raise InvalidInputError("B must have known row chunk sizes (call B.compute_chunk_sizes() first)")
     B = B.rechunk({1: -1})
-    extra_keys = _probe_extras(problem, method, on_inconsistent, given)
+    extra_keys = _declared_extras(problem, method, given)
     shared = dask.delayed(problem, pure=True)   # one key: each worker fetches the factored problem once
     d = problem.d
     fields = {"centers": ((d,), "f8"), "radii": ((), "f8"), "status_codes": ((), "i1"),
               "residuals": ((), "f8"), "box_violations": ((), "f8")}
-    fields.update({k: (tail, dtype) for k, (dtype, tail) in extra_keys})
+    fields.update({k: (tail, dtype) for k, (dtype, tail, _) in extra_keys})
     parts: dict[str, list] = {k: [] for k in fields}
     solve = dask.delayed(_solve_block, pure=True)
     for blk, n in zip(B.to_delayed().ravel(), B.chunks[0]):

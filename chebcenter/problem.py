@@ -34,12 +34,17 @@ from .results import BatchResult, CenterResult, Status
 
 __all__ = ["BoxSlice", "chebyshev_center"]
 
-#: how each per-row extra changes unit when the core's answer is mapped back
-_LENGTH_EXTRAS = ("radius_lower", "rhs_residual", "clipped", "moved")
-_SQUARED_EXTRAS = ("eta",)
-_POINT_EXTRAS = ("support", "vertices")
-_COORDINATE_EXTRAS = ("alpha",)
-_POINT_ROWS_EXTRAS = ("lower", "upper")
+#: how an extra of each unit (methods._types.EXTRA_UNITS) maps back to the user's coordinates
+_TO_USER = {
+    "length": lambda sl, v: v * sl.scale,
+    "squared_length": lambda sl, v: v * sl.scale * sl.scale,
+    "point": lambda sl, v: sl._to_original(v),
+    "points": lambda sl, v: _map_objects(v, sl._to_original),
+    "free_coordinates": lambda sl, v: sl._free_to_full(v),
+    "count": lambda sl, v: v,
+    "label": lambda sl, v: v,
+    "indices": lambda sl, v: v,
+}
 
 
 
@@ -359,7 +364,6 @@ class BoxSlice:
 
     def _solve_normalised(self, B, spec, opts, on_inconsistent):
         """Normalise the finite rows B, solve on the core, map the answers back."""
-        N = B.shape[0]
         if self._core is None:  # every coordinate fixed: S_F is {lo} or empty
             res = np.linalg.norm(B - self._offset, axis=1)
             scale = np.linalg.norm(B, axis=1) + self._offset_norm
@@ -375,22 +379,14 @@ class BoxSlice:
         Z, radii, codes, extras = solve(core, Bc, extra, spec, opts, on_inconsistent)
         centers = self._to_original(Z)
         radii = radii * s
-        mapped = {}
-        for key, val in extras.items():
-            if key in _LENGTH_EXTRAS:
-                val = val * s
-            elif key in _SQUARED_EXTRAS:
-                val = val * s * s
-            elif key in _POINT_EXTRAS:
-                val = _map_objects(val, self._to_original)
-            elif key in _POINT_ROWS_EXTRAS:
-                val = self._to_original(val)
-            elif key in _COORDINATE_EXTRAS:
-                full = np.zeros((N, self.d))
-                full[:, self._free] = val
-                val = full
-            mapped[key] = val
+        mapped = {key: _TO_USER[spec.extra(key).unit](self, val) for key, val in extras.items()}
         return centers, radii, codes, mapped
+
+    def _free_to_full(self, values: np.ndarray) -> np.ndarray:
+        """Per-free-coordinate rows (n, d_free) as (n, d), zero on the fixed coordinates."""
+        full = np.zeros((values.shape[0], self.d))
+        full[:, self._free] = values
+        return full
 
 
 def _map_objects(values, fn):

@@ -14,7 +14,7 @@ import numpy as np
 from ._parallel import row_blocks
 from .kernels.linalg import rows_times
 from .kernels.simplex import RANGES_EMPTY, RANGES_OK, range_rows
-from .methods import Context, MethodOutput, MethodSpec
+from .methods import Context, Extra, MethodOutput, MethodSpec
 from .results import Status
 
 __all__ = ["FeatureRanges", "RANGES"]
@@ -77,7 +77,9 @@ def _outer_ranges(prob, q):
 
 #: not a center: the table entry through which feature_ranges runs the batch machinery
 RANGES = MethodSpec("ranges", _ranges, lies_in="none",
-                    certifies="nothing (the interval's midpoints stand in the center column)")
+                    certifies="nothing (the interval's midpoints stand in the center column)",
+                    extras=(Extra("lower", "point", "f8", "min x_i over S_F, per coordinate", shape=("d",)),
+                            Extra("upper", "point", "f8", "max x_i over S_F, per coordinate", shape=("d",))))
 
 
 @dataclass

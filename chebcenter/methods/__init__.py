@@ -8,7 +8,7 @@ from this package.
 
 from __future__ import annotations
 
-from ._types import Context, MethodOutput, MethodSpec
+from ._types import Context, Extra, MethodOutput, MethodSpec
 from .auto import AUTO
 from .cls import CLS
 from .exact import EXACT
@@ -16,7 +16,7 @@ from .project import PROJECT
 from .relax import RCC1, RCC2
 from .simple import HALF, HALF_STAR, LS
 
-__all__ = ["Context", "MethodOutput", "MethodSpec", "REGISTRY", "METHODS"]
+__all__ = ["Context", "Extra", "MethodOutput", "MethodSpec", "REGISTRY", "METHODS"]
 
 REGISTRY: dict[str, MethodSpec] = {spec.name: spec for spec in (HALF, LS, HALF_STAR, CLS, RCC1, RCC2, EXACT, AUTO,
                                                                   PROJECT)}

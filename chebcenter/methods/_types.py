@@ -19,7 +19,63 @@ import numpy as np
 if TYPE_CHECKING:  # the core sits a floor below the methods; only its type is needed here
     from ..core import _Core
 
-__all__ = ["Context", "MethodOutput", "MethodSpec", "ProblemCache"]
+__all__ = ["COMMON_EXTRAS", "Context", "EXTRA_UNITS", "Extra", "MethodOutput", "MethodSpec", "ProblemCache"]
+
+#: how a per-row extra maps back from the normalised frame to the user's coordinates
+#: (:class:`chebcenter.BoxSlice` scales the box to ``[-w, w]`` by ``s`` and drops fixed
+#: coordinates; docs/theory.md §6)
+EXTRA_UNITS = {
+    "length": "a distance: times s",
+    "squared_length": "a squared distance: times s**2",
+    "point": "a point of R^d per row, shape (d,): mapped like a center",
+    "points": "per row, an array of points (n_i, d) or None: each point mapped like a center",
+    "free_coordinates": "per row, one value per free coordinate: zero on the fixed ones, shape (d,)",
+    "count": "an integer count: unchanged",
+    "label": "per row, a string or None: unchanged",
+    "indices": "per row, an integer array or None: unchanged",
+}
+
+
+@dataclass(frozen=True)
+class Extra:
+    """One per-row extra a method may return in ``BatchResult.extras``.
+
+    ``name`` is its key; ``unit`` one of :data:`EXTRA_UNITS` (how it maps back to the user's
+    coordinates); ``dtype`` its NumPy dtype string (``"f8"``, ``"i8"``, ``"O"``); ``shape``
+    its trailing shape in the user's frame, ``"d"`` standing for the dimension; ``fill``
+    what a row where it did not arise holds (a Dask block that lacks the key); ``when`` an
+    option that must be true for the method to return it at all.
+    """
+
+    name: str
+    unit: str
+    dtype: str
+    doc: str
+    shape: tuple = ()
+    fill: Any = None
+    when: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.unit not in EXTRA_UNITS:
+            raise ValueError(f"unit must be one of {sorted(EXTRA_UNITS)}; got {self.unit!r}")
+        if self.fill is None and self.dtype != "O":
+            object.__setattr__(self, "fill", np.nan if self.dtype.startswith("f") else 0)
+
+    def trailing_shape(self, d: int) -> tuple[int, ...]:
+        """``shape`` with ``"d"`` replaced by ``d``."""
+        return tuple(d if n == "d" else int(n) for n in self.shape)
+
+
+#: what the dispatcher adds to every method's extras (docs/chebcenter.md, "The contract check")
+COMMON_EXTRAS = (
+    Extra("rhs_residual", "length", "f8", "||A A^+ b - b||: how far b is from A's range (0 for a consistent row)"),
+    Extra("check", "label", "O", "why the contract check (or the method itself) changed the row's status; None if not"),
+)
+#: and to those whose centers lie in S_F
+IN_SLICE_EXTRAS = (
+    Extra("clipped", "length", "f8", "how far the solver's center was clipped into the box", fill=0.0),
+    Extra("moved", "length", "f8", "how far a center off A x = b was moved into S_F (added to its radius)", fill=0.0),
+)
 
 
 @dataclass
@@ -81,6 +137,24 @@ class MethodSpec:
     #: normalised frame by ``to_frame(box_slice, options, rows, n_rows) -> options``; ``rows``
     #: are the batch rows that reach the solver (per-row options are restricted to them)
     to_frame: Callable[..., Any] | None = None
+    #: the method's own per-row extras (the dispatcher's are added by :meth:`all_extras`)
+    extras: tuple[Extra, ...] = ()
+
+    def all_extras(self, options: Mapping[str, Any] | None = None) -> tuple[Extra, ...]:
+        """Every extra a call may return: the dispatcher's, then the method's; with
+        ``options``, only those whose ``when`` option is true."""
+        found = COMMON_EXTRAS + (IN_SLICE_EXTRAS if self.in_feasible_set else ()) + self.extras
+        if options is None:
+            return found
+        merged = {**self.options, **options}
+        return tuple(e for e in found if e.when is None or merged.get(e.when))
+
+    def extra(self, name: str) -> Extra:
+        """The declaration of the extra ``name`` (a KeyError names the method if it has none)."""
+        for e in self.all_extras():
+            if e.name == name:
+                return e
+        raise KeyError(f"method {self.name!r} returned the undeclared extra {name!r}: declare it in its MethodSpec")
 
     @property
     def in_feasible_set(self) -> bool:

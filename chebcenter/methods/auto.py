@@ -22,7 +22,7 @@ import numpy as np
 
 from .._validate import as_positive_int
 from ..results import Status
-from ._types import Context, MethodOutput, MethodSpec
+from ._types import Context, Extra, MethodOutput, MethodSpec
 from .exact import candidate_count, exact, prefer_bnb
 from .relax import RCC1, rcc1
 
@@ -73,4 +73,8 @@ AUTO = MethodSpec(
     certifies="per row: the exact radius where enumeration is cheap, else sqrt(eta) of rcc1",
     options={"max_candidates": 2_000_000, "max_vertices": 20_000, **RCC1.options},
     validators={"max_candidates": as_positive_int, "max_vertices": as_positive_int, **RCC1.validators},
+    extras=(
+        Extra("method", "label", "O", "the estimator the row got (exact or rcc1)"),
+        Extra("radius_lower", "length", "f8", "exact rows: a lower bound on the minimax radius of S_F; NaN on rcc1 rows"),
+    ),
 )

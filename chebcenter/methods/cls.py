@@ -28,7 +28,7 @@ from .._parallel import row_blocks
 from .._validate import check_choice
 from ..kernels.bvls import NEEDS_GELSD, bvls_rows
 from ..results import Status
-from ._types import Context, MethodOutput, MethodSpec
+from ._types import Context, Extra, MethodOutput, MethodSpec
 
 __all__ = ["CLS"]
 
@@ -78,4 +78,5 @@ def _output(ctx, centers, codes, iters):
 
 CLS = MethodSpec("cls", cls, lies_in="S_F", certifies="R + ||x - h|| (<= 2R)",
                  options={"solver": "numba"},
-                 validators={"solver": lambda name, v: check_choice(name, v, ("numba", "scipy"))})
+                 validators={"solver": lambda name, v: check_choice(name, v, ("numba", "scipy"))},
+                 extras=(Extra("iterations", "count", "i8", "the box least-squares solver's iterations"),))

@@ -46,7 +46,7 @@ from ..kernels.edge_walk import PIVOT_OK, PIVOT_TOO_MANY, pivot_vertices
 from ..kernels.simplex import RANGES_OK, lp_max
 from ..kernels.vertices import distinct_rows, enumerate_vertices
 from ..results import Status
-from ._types import Context, MethodOutput, MethodSpec
+from ._types import Context, Extra, MethodOutput, MethodSpec
 from .bnb import bnb_center
 
 __all__ = ["EXACT", "candidate_count", "slice_vertices"]
@@ -405,4 +405,13 @@ EXACT = MethodSpec(
                 "return_vertices": as_bool,
                 "algorithm": lambda name, v: check_choice(name, v, ("auto", "enumerate", "bnb")),
                 "gap_tol": as_positive_float, "max_nodes": as_positive_int},
+    extras=(
+        Extra("radius_lower", "length", "f8", "a lower bound on the minimax radius of S_F (the certificate)"),
+        Extra("support", "points", "O", "the vertices the enclosing ball touches"),
+        Extra("n_vertices", "count", "i8", "the vertices enumerated (-1: the row was not enumerated)", fill=-1),
+        Extra("support_indices", "indices", "O", "the support's rows in the enumerated vertex list"),
+        Extra("bnb_nodes", "count", "i8", "the branch and bound's nodes (0: not searched)"),
+        Extra("bnb_rounds", "count", "i8", "the branch and bound's working-set rounds (0: not searched)"),
+        Extra("vertices", "points", "O", "every vertex of S_F", when="return_vertices"),
+    ),
 )

@@ -29,7 +29,7 @@ from .._validate import as_array
 from ..kernels.linalg import rows_times
 from ..kernels.qp import QP_OPTIMAL, project_metric_rows
 from ..results import Status
-from ._types import Context, MethodOutput, MethodSpec
+from ._types import Context, Extra, MethodOutput, MethodSpec
 from .relax import rcc2
 
 __all__ = ["PROJECT"]
@@ -172,4 +172,8 @@ PROJECT = MethodSpec(
     options={"anchor": None, "metric": None},
     validators={"anchor": _anchor, "metric": _metric},
     to_frame=_to_frame,
+    extras=(
+        Extra("iterations", "count", "i8", "the projection solver's iterations"),
+        Extra("route", "label", "O", "which solver projected the row"),
+    ),
 )

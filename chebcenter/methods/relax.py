@@ -38,7 +38,7 @@ from ..kernels.rcc1 import COLD_MU, CONVERGED, ROBUST_MU, rcc1_barrier_rows, rcc
 from ..kernels.rcc1_certificate import certify_rows
 from ..kernels.simplex import RANGES_OK, range_rows
 from ..results import Status
-from ._types import Context, MethodOutput, MethodSpec, ProblemCache
+from ._types import Context, Extra, MethodOutput, MethodSpec, ProblemCache
 
 __all__ = ["RCC1", "RCC2", "rcc1_certificate"]
 
@@ -410,6 +410,11 @@ RCC1 = MethodSpec(
     options={"solver": "auto", "fast_path": True, "warm_chunk": 16},
     validators={"solver": lambda name, v: check_choice(name, v, ("auto", "numba", "clarabel", "scs")),
                 "fast_path": as_bool, "warm_chunk": as_positive_int},
+    extras=(
+        Extra("alpha", "free_coordinates", "f8", "the dual weights of the box constraints (sum 1)", shape=("d",)),
+        Extra("eta", "squared_length", "f8", "the RCC1 dual value, recomputed from alpha: radius**2"),
+        Extra("route", "label", "O", "how the row was certified (closed form, fast path, barrier, cvxpy)"),
+    ),
 )
 RCC2 = MethodSpec(
     "rcc2", rcc2, lies_in="S_F",

@@ -123,3 +123,50 @@ def test_a_box_slice_factors_its_matrix_once(monkeypatch):
     Q.centers(np.full((1, 5), 0.5) @ A.T, "half_star")
     assert len(calls) == 1
     assert Q.W.shape == (5, 3) and len(calls) == 2
+
+
+def _extra_cases():
+    rng = np.random.default_rng(3)
+    A = rng.standard_normal((2, 5))
+    B = rng.random((12, 5)) @ A.T
+    B[3] = np.nan                       # INVALID_INPUT
+    B[4] = 50.0                         # INFEASIBLE
+    lo, hi = np.zeros(5), np.ones(5)
+    lo[2] = hi[2] = 0.5                 # a fixed coordinate: the free-coordinate extras are mapped back
+    for name in cc.METHODS:
+        yield name, A, B, lo, hi, {}
+    yield "exact", A, B, lo, hi, {"return_vertices": True}
+    yield "exact", A, B, lo, hi, {"algorithm": "bnb"}
+    yield "exact", A, B, lo, hi, {"algorithm": "enumerate"}
+    yield "project", A, B, lo, hi, {"anchor": np.full(5, 0.2), "metric": np.diag(np.arange(1.0, 6.0))}
+    yield "rcc1", A, B, lo, hi, {"solver": "clarabel"}
+    yield "half_star", A, B, np.full(5, 0.5), np.full(5, 0.5), {}    # every coordinate fixed
+
+
+@pytest.mark.parametrize("case", list(_extra_cases()), ids=lambda c: f"{c[0]}-{sorted(c[5])}")
+def test_every_extra_a_method_returns_is_declared_with_its_dtype_and_shape(case):
+    """``MethodSpec.all_extras`` is the schema of ``BatchResult.extras``: Dask builds its
+    output from it and the mapping to the user's coordinates reads its units."""
+    name, A, B, lo, hi, options = case
+    res = cc.BoxSlice(A, lo, hi).centers(B, name, **options)
+    declared = {e.name: e for e in cc.methods.REGISTRY[name].all_extras(options)}
+    assert set(res.extras) <= set(declared)
+    for key, val in res.extras.items():
+        e = declared[key]
+        assert val.dtype == np.dtype(e.dtype), key
+        assert val.shape == (B.shape[0],) + e.trailing_shape(5), key
+        if e.unit == "free_coordinates":
+            assert np.all(val[np.isfinite(val[:, 0]), 2] == 0.0)      # zero on the fixed coordinate
+        if e.unit == "points":
+            for row in val:
+                assert row is None or (np.ndim(row) == 2 and np.shape(row)[1] == 5 and np.allclose(np.asarray(row)[:, 2], 0.5))
+
+
+def test_the_docs_list_every_declared_extra():
+    from chebcenter.ranges import RANGES
+
+    text = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "chebcenter.md").read_text()
+    section = text.split("## Per-row extras", 1)[1].split("\n## ", 1)[0]
+    for spec in [*cc.methods.REGISTRY.values(), RANGES]:
+        for e in spec.all_extras():
+            assert f"| `{e.name}` |" in section and e.unit in section, e.name

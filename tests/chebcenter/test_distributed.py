@@ -57,9 +57,26 @@ def test_every_method_equals_the_in_memory_batch(client, method):
     else:
         np.testing.assert_allclose(got.centers, ref.centers, atol=CENTER_TOL, equal_nan=True)
         np.testing.assert_allclose(got.radii, ref.radii, rtol=SOLVER_TOL, atol=1e-8, equal_nan=True)
+    assert set(ref.extras) <= set(got.extras) == {e.name for e in cc.methods.REGISTRY[method].all_extras({})}
     for key, val in got.extras.items():
         if np.asarray(val).dtype.kind == "f" and key in ref.extras and method in BIT_IDENTICAL:
             np.testing.assert_array_equal(val, ref.extras[key])
+
+
+def test_the_output_schema_is_declared_not_probed(monkeypatch):
+    """Building the lazy result reads the method's declared extras; it solves nothing."""
+    A, B = _batch(N=50)
+    P = cc.BoxSlice(A)
+
+    def solved(*a, **k):
+        raise AssertionError("building the graph solved a row")
+
+    monkeypatch.setattr(cc.BoxSlice, "centers", solved)
+    lazy = centers(P, da.from_array(B, chunks=(20, 2)), "exact", return_vertices=True)
+    declared = cc.methods.REGISTRY["exact"].all_extras({"return_vertices": True})
+    assert [e.name for e in declared] == list(lazy.extras) and "vertices" in lazy.extras
+    assert "vertices" not in centers(P, da.from_array(B, chunks=(20, 2)), "exact").extras
+    assert lazy.extras["n_vertices"].dtype == np.int64 and lazy.extras["support"].dtype == object
 
 
 def test_the_problem_reaches_each_worker_once(client):
