@@ -153,3 +153,49 @@ def as_positive_float(name: str, value: Any) -> float:
     if not np.isfinite(v) or v <= 0:
         raise InvalidInputError(f"{name} must be a positive finite number; got {value!r}")
     return v
+
+
+def as_interval_batch(B: Any, noise: Any, lower: Any, upper: Any, m: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """The bounds ``(L, U)``, each (N, m), of a bounded-error batch, or None for the equality
+    case (no ``noise``, ``lower`` or ``upper``).
+
+    ``noise`` (a scalar, (m,) or (N, m), every entry >= 0) goes with ``B``:
+    ``L = B - noise``, ``U = B + noise``. ``lower``/``upper`` go without ``B``; a missing one is
+    ``-inf``/``+inf`` (every row one-sided). Entries may be infinite; a NaN makes its row
+    INVALID_INPUT, an empty interval (``L > U``) its row INFEASIBLE: the caller decides.
+    """
+    if noise is None and lower is None and upper is None:
+        return None
+    if noise is not None:
+        if lower is not None or upper is not None:
+            raise InvalidInputError("give noise= with B, or lower=/upper= without B; not both")
+        if B is None:
+            raise InvalidInputError("noise= needs B: the measured right-hand sides, one row per set")
+        Bm = as_batch_rhs("B", B, m, allow_nonfinite=True)
+        D = _as_float_array("noise", noise)
+        if D.ndim > 2 or (D.ndim >= 1 and D.shape[-1] != m) or (D.ndim == 2 and D.shape[0] != Bm.shape[0]):
+            raise InvalidInputError(f"noise must be a scalar or have shape ({m},) or ({Bm.shape[0]}, {m}); "
+                                    f"got shape {D.shape}")
+        if np.any(D < 0):
+            raise InvalidInputError(f"noise must be >= 0 (a half-width); got a minimum of {float(np.nanmin(D))!r}")
+        D = np.broadcast_to(D, Bm.shape)
+        return np.ascontiguousarray(Bm - D), np.ascontiguousarray(Bm + D)
+    if B is not None:
+        raise InvalidInputError("lower=/upper= replace B: pass B=None (or noise= with B)")
+    given = [(n, v) for n, v in (("lower", lower), ("upper", upper)) if v is not None]
+    arrays = {}
+    for name, value in given:
+        arr = _as_float_array(name, value)
+        if arr.ndim == 1:
+            arr = arr.reshape(-1, 1) if m == 1 and arr.size != 1 else arr.reshape(1, -1)
+        if arr.ndim != 2 or arr.shape[1] != m:
+            raise InvalidInputError(f"{name} must have shape (N, {m}) (or ({m},) for one set); got shape {arr.shape}")
+        arrays[name] = arr
+    shapes = {a.shape for a in arrays.values()}
+    if len(shapes) > 1:
+        raise InvalidInputError(f"lower and upper must have the same shape; got {arrays['lower'].shape} and "
+                                f"{arrays['upper'].shape}")
+    shape = shapes.pop()
+    L = arrays.get("lower", np.full(shape, -np.inf))
+    U = arrays.get("upper", np.full(shape, np.inf))
+    return np.ascontiguousarray(L, dtype=np.float64), np.ascontiguousarray(U, dtype=np.float64)

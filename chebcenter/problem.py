@@ -22,8 +22,18 @@ from typing import Any
 
 import numpy as np
 
+from ._bounded import _TO_USER, BoundedBatches
 from ._errors import InvalidInputError
-from ._validate import as_batch_rhs, as_bounds, as_matrix, as_positive_float, as_rhs, check_choice, check_options
+from ._validate import (
+    as_batch_rhs,
+    as_bounds,
+    as_interval_batch,
+    as_matrix,
+    as_positive_float,
+    as_rhs,
+    check_choice,
+    check_options,
+)
 from .core import _EPS, _Core
 from .dispatch import scatter, solve
 from .kernels import closed_forms
@@ -34,22 +44,7 @@ from .results import BatchResult, CenterResult, Status
 
 __all__ = ["BoxSlice", "chebyshev_center"]
 
-#: how an extra of each unit (methods._types.EXTRA_UNITS) maps back to the user's coordinates
-_TO_USER = {
-    "length": lambda sl, v: v * sl.scale,
-    "squared_length": lambda sl, v: v * sl.scale * sl.scale,
-    "point": lambda sl, v: sl._to_original(v),
-    "points": lambda sl, v: _map_objects(v, sl._to_original),
-    "free_coordinates": lambda sl, v: sl._free_to_full(v),
-    "count": lambda sl, v: v,
-    "label": lambda sl, v: v,
-    "indices": lambda sl, v: v,
-}
-
-
-
-
-class BoxSlice:
+class BoxSlice(BoundedBatches):
     r"""A box slice ``S_F = {x : A x = b, lo <= x <= hi}`` with ``A`` factored once.
 
     The Chebyshev center of a bounded set Q is
@@ -193,8 +188,8 @@ class BoxSlice:
         return f"BoxSlice(m={self.m}, d={self.d}, rank={self.rank}, p={self.p})"
 
     # -- public API -----------------------------------------------------------------
-    def center(self, b: Any, method: str = "exact", *, on_inconsistent: str = "status",
-               **options: Any) -> CenterResult:
+    def center(self, b: Any = None, method: str = "exact", *, on_inconsistent: str = "status",
+               noise: Any = None, lower: Any = None, upper: Any = None, **options: Any) -> CenterResult:
         """Chebyshev center estimate of S_F for one right-hand side.
 
         Parameters
@@ -207,6 +202,13 @@ class BoxSlice:
             INFEASIBLE with a NaN center; ``"project"`` replaces b by its
             projection ``A A^+ b`` onto Col(A) (the nearest consistent
             right-hand side; useful for noisy b) and reports the residual.
+            (Bounded-error sets are not projected: an empty one is INFEASIBLE.)
+        noise : float or array_like, shape (m,), optional
+            The bounded-error set ``{x in box : |A x - b| <= noise}`` (elementwise,
+            ``noise >= 0``) instead of ``A x = b`` (docs/chebcenter.md, "Bounded-error sets").
+        lower, upper : array_like, shape (m,), optional
+            The set ``{x in box : lower <= A x <= upper}`` (then ``b`` is None); entries may
+            be infinite, which makes a row one-sided; a missing one is unbounded.
         **options
             Method options (e.g. ``solver=`` for rcc1/rcc2, ``max_vertices=``
             for exact).
@@ -224,18 +226,30 @@ class BoxSlice:
         >>> cc.BoxSlice([[1.0, 1.0]]).center([3.0], method="half_star").status.name
         'INFEASIBLE'
         """
-        b = as_rhs("b", b, self.m)
-        res = self.centers(b[None, :], method, on_inconsistent=on_inconsistent, **options)
+        if noise is None and lower is None and upper is None:
+            b = as_rhs("b", b, self.m)
+            return self.centers(b[None, :], method, on_inconsistent=on_inconsistent, **options)[0]
+        one = [None if v is None else np.asarray(v, dtype=float)[None, ...] if np.ndim(v) == 1 else v
+               for v in (b, lower, upper)]
+        if b is not None:
+            one[0] = as_rhs("b", b, self.m)[None, :]
+        res = self.centers(one[0], method, on_inconsistent=on_inconsistent, noise=noise, lower=one[1],
+                           upper=one[2], **options)
+        if res.centers.shape[0] != 1:
+            raise InvalidInputError(f"center takes one set; the bounds describe {res.centers.shape[0]} (use centers)")
         return res[0]
 
-    def centers(self, B: Any, method: str = "half_star", *, on_inconsistent: str = "status",
-                **options: Any) -> BatchResult:
+    def centers(self, B: Any = None, method: str = "half_star", *, on_inconsistent: str = "status",
+                noise: Any = None, lower: Any = None, upper: Any = None, **options: Any) -> BatchResult:
         """Centers for a batch ``B`` of shape (N, m), one right-hand side per row.
 
         The factorisation is shared; closed forms run as compiled batch kernels.
         A row that is infeasible or fails gets its own status; a row of B that is not
         finite gets INVALID_INPUT; the batch never stops on one row. An empty batch
-        (N = 0) returns empty arrays. See :meth:`center` for the arguments.
+        (N = 0) returns empty arrays. See :meth:`center` for the arguments: ``noise`` may
+        also be (N, m), and ``lower``/``upper`` are (N, m), one set per row. A row whose
+        intervals are all points (``lower == upper``, ``noise == 0``) is the equality case
+        and gets its answer, from the same code.
 
         Examples
         --------
@@ -249,10 +263,16 @@ class BoxSlice:
         spec = REGISTRY[method]
         on_inconsistent = check_choice("on_inconsistent", on_inconsistent, ("status", "project"))
         opts = check_options(spec, options)
+        bounds = as_interval_batch(B, noise, lower, upper, self.m)
+        if bounds is not None:
+            return self._run_bounds(*bounds, spec, opts, on_inconsistent)
+        if B is None:
+            raise InvalidInputError("B is required: the right-hand sides (or lower=/upper=, or noise= with B)")
         B = as_batch_rhs("B", B, self.m, allow_nonfinite=True)
         return self._run(B, spec, opts, on_inconsistent)
 
-    def feature_ranges(self, B: Any, *, on_inconsistent: str = "status") -> FeatureRanges:
+    def feature_ranges(self, B: Any = None, *, on_inconsistent: str = "status", noise: Any = None,
+                       lower: Any = None, upper: Any = None) -> FeatureRanges:
         """``[min x_i, max x_i]`` over S_F for every row of ``B`` and every coordinate i.
 
         These are 2 d linear programs per row over the one shared A, solved by compiled
@@ -273,6 +293,11 @@ class BoxSlice:
         [[False, False], [True, True]]
         """
         on_inconsistent = check_choice("on_inconsistent", on_inconsistent, ("status", "project"))
+        bounds = as_interval_batch(B, noise, lower, upper, self.m)
+        if bounds is not None:
+            return self._ranges_bounds(*bounds, on_inconsistent)
+        if B is None:
+            raise InvalidInputError("B is required: the right-hand sides (or lower=/upper=, or noise= with B)")
         B = as_batch_rhs("B", B, self.m, allow_nonfinite=True)
         res = self._run(B, RANGES, {}, on_inconsistent)
         lower, upper = res.extras.get("lower"), res.extras.get("upper")
@@ -389,11 +414,6 @@ class BoxSlice:
         return full
 
 
-def _map_objects(values, fn):
-    out = np.empty(values.shape[0], dtype=object)
-    for k, v in enumerate(values):
-        out[k] = None if v is None else fn(np.asarray(v))
-    return out
 
 
 

@@ -21,5 +21,6 @@ module               holds
 ``nnls``             non-negative least squares (rcc1's start)
 ``bvls``             bounded-variable least squares (cls)
 ``qp``               the metric projection's active-set QP (project)
+``intervals``        the box-slice kernels row by row with a box per row (interval sets)
 ===================  ===========================================================
 """

@@ -106,15 +106,17 @@ def certified_value(M, v, at, s1, s2, n_terms, y):
 
 
 @jit
-def certify_rows(W, Q, mid, lo, hi, Alpha, X, Eta, reliable, delta):
+def certify_rows(W, Q, C, T, Alpha, X, Eta, reliable):
     """:func:`certified_value` for every row of a box slice, in u-space ``x = q + W u``.
 
     Box row i is the quadratic ``(x_i - lo_i + delta)(x_i - hi_i - delta) <= 0``, so
     ``Q_i = w_i w_i^T`` (w_i the i-th row of W), ``g_i = c_i w_i`` with ``c = q - m``, and
-    ``t_i = (q_i - lo_i + delta)(q_i - hi_i - delta)``: ``M = W^T D_alpha W``. ``delta``
-    widens the box to cover the rounding in q and W (points of the true S_F lie in the
-    widened box on the computed affine set), so eta bounds the true set too. Writes back
-    Alpha (clipped at 0, zero on rows of W that are 0, scaled by the certificate's f),
+    ``t_i = (q_i - lo_i + delta)(q_i - hi_i - delta)``: ``M = W^T D_alpha W``. The caller
+    passes ``C[n] = c`` and ``T[n] = t`` per row, so a row may have its own box (the
+    lifted rows of an interval set, :mod:`chebcenter.intervals`, are rows of W too).
+    ``delta`` widens the box to cover the rounding in q and W (points of the true S_F lie
+    in the widened box on the computed affine set), so eta bounds the true set too. Writes
+    back Alpha (clipped at 0, zero on rows of W that are 0, scaled by the certificate's f),
     the centers ``X = q - W M^{-1} v`` and Eta (NaN where M is not positive definite)."""
     d, p = W.shape
     norms = np.empty(d)
@@ -139,8 +141,8 @@ def certify_rows(W, Q, mid, lo, hi, Alpha, X, Eta, reliable, delta):
         if not ok:
             continue
         q = Q[n]
-        c = q - mid
-        t = (q - lo + delta) * (q - hi - delta)
+        c = C[n]
+        t = T[n]
         M = (W.T * alpha) @ W
         v = W.T @ (alpha * c)
         s1 = 0.0

@@ -75,8 +75,9 @@ def rcc1_certificate(W, q, lo, hi, alpha, delta=0.0):
     Alpha = np.array(alpha, dtype=np.float64, ndmin=2)  # clipped and rescaled in place
     X = np.full((1, q.size), np.nan)
     Eta = np.full(1, np.nan)
-    certify_rows(W, q[None, :], 0.5 * (lo + hi), lo, hi, Alpha, X, Eta, np.zeros(1, dtype=np.bool_),
-                 float(delta))
+    Q = q[None, :]
+    certify_rows(W, Q, Q - 0.5 * (lo + hi), (Q - lo + delta) * (Q - hi - delta), Alpha, X, Eta,
+                 np.zeros(1, dtype=np.bool_))
     if np.isnan(Eta[0]):
         return None, float("nan"), Alpha[0]
     return X[0], float(Eta[0]), Alpha[0]
@@ -377,8 +378,10 @@ def _certify(prob, Q, Alpha, delta):
     ok = np.zeros(Q.shape[0], dtype=np.bool_)
     W = np.ascontiguousarray(prob.W)
     dmax = float(np.max(delta, initial=0.0))
-    row_blocks(Q.shape[0], 1, lambda a, b: certify_rows(W, Q[a:b], prob.mid, prob.lo, prob.hi, Alpha[a:b],
-                                                         X[a:b], Eta[a:b], ok[a:b], dmax))
+    C = Q - prob.mid
+    T = (Q - prob.lo + dmax) * (Q - prob.hi - dmax)
+    row_blocks(Q.shape[0], 1, lambda a, b: certify_rows(W, Q[a:b], C[a:b], T[a:b], Alpha[a:b],
+                                                         X[a:b], Eta[a:b], ok[a:b]))
     return X, Eta, ok
 
 

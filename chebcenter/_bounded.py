@@ -1,0 +1,145 @@
+"""Bounded-error batches of :class:`chebcenter.BoxSlice`: routing and mapping back.
+
+Private module, on the floor of :mod:`chebcenter.problem` (``BoxSlice`` inherits
+:class:`BoundedBatches`). A batch given as ``L <= A x <= U`` is split row by row: rows whose
+intervals are all points are the equality case and go through ``BoxSlice._run`` with
+``B = L`` (the same code and the same answers as without bounds); rows with a NaN are
+INVALID_INPUT; rows with an empty interval are INFEASIBLE; the others are normalised like a
+right-hand side (``(L - A shift) / scale``) and solved by :mod:`chebcenter.intervals` on
+the core, then mapped back to the user's coordinates with the method's declared extras.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .intervals import interval_ranges, solve_intervals
+from .ranges import FeatureRanges
+from .results import BatchResult, Status
+
+__all__ = ["BoundedBatches"]
+
+#: how an extra of each unit (methods._types.EXTRA_UNITS) maps back to the user's coordinates
+_TO_USER = {
+    "length": lambda sl, v: v * sl.scale,
+    "squared_length": lambda sl, v: v * sl.scale * sl.scale,
+    "point": lambda sl, v: sl._to_original(v),
+    "points": lambda sl, v: _map_objects(v, sl._to_original),
+    "free_coordinates": lambda sl, v: sl._free_to_full(v),
+    "count": lambda sl, v: v,
+    "label": lambda sl, v: v,
+    "indices": lambda sl, v: v,
+}
+
+def _map_objects(values, fn):
+    out = np.empty(values.shape[0], dtype=object)
+    for k, v in enumerate(values):
+        out[k] = None if v is None else fn(np.asarray(v))
+    return out
+
+
+class BoundedBatches:
+    """The bounded-error half of :class:`chebcenter.BoxSlice` (see the module docstring)."""
+
+    def _split_bounds(self, L, U):
+        """Row classes: ``invalid`` (a NaN), ``points`` (every interval a point: the equality
+        case), ``empty`` (some ``L_j > U_j``, ``L_j = +inf`` or ``U_j = -inf``), ``sets`` (the rest)."""
+        invalid = np.any(np.isnan(L) | np.isnan(U), axis=1)
+        with np.errstate(invalid="ignore"):
+            points = ~invalid & np.all((L == U) & np.isfinite(L), axis=1)
+            empty = ~invalid & ~points & np.any((L > U) | (L == np.inf) | (U == -np.inf), axis=1)
+        return invalid, points, empty, ~(invalid | points | empty)
+
+    def _normalised_bounds(self, L, U):
+        s = self.scale
+        return np.ascontiguousarray((L - self._offset) / s), np.ascontiguousarray((U - self._offset) / s)
+
+    def _fixed_point_rows(self, L, U):
+        """Every coordinate fixed: the set is ``{lo}`` when ``L <= A lo <= U`` (to the tolerance)."""
+        b = self.A @ self.lo
+        tol = self.feas_tol * (np.abs(self.A) @ np.abs(self.lo) + np.abs(b) + 1.0)
+        return np.all((L <= b + tol) & (U >= b - tol), axis=1)
+
+    def _run_bounds(self, L, U, spec, opts, on_inconsistent):
+        t0 = time.perf_counter()
+        N, d = L.shape[0], self.d
+        invalid, points, empty, sets = self._split_bounds(L, U)
+        centers, radii = np.full((N, d), np.nan), np.full(N, np.nan)
+        codes = np.full(N, Status.INVALID_INPUT, dtype=np.int8)
+        codes[empty] = Status.INFEASIBLE
+        parts = []
+        if points.any():
+            eq = self._run(np.ascontiguousarray(L[points]), spec, opts, on_inconsistent)
+            centers[points], radii[points], codes[points] = eq.centers, eq.radii, eq.status_codes
+            parts.append((np.flatnonzero(points), dict(eq.extras)))
+        rows = np.flatnonzero(sets)
+        if rows.size and self._core is None:
+            inside = self._fixed_point_rows(L[rows], U[rows])
+            centers[rows[inside]], radii[rows[inside]] = self.lo, 0.0
+            codes[rows] = np.where(inside, Status.OPTIMAL, Status.INFEASIBLE)
+        elif rows.size:
+            Lc, Uc = self._normalised_bounds(L[rows], U[rows])
+            o = opts
+            if spec.to_frame is not None:
+                o = spec.to_frame(self, opts, rows, N)
+            Z, R, cz, ex = solve_intervals(self._core, Lc, Uc, spec.name, o)
+            centers[rows], radii[rows], codes[rows] = self._to_original(Z), R * self.scale, cz
+            mapped = {key: _to_user(self, spec, key, val) for key, val in ex.items()}
+            parts.append((rows, mapped))
+        extras = _merge(spec, parts, N, d)
+        residuals, box_viol = self._bound_residuals(centers, L, U)
+        return BatchResult(centers, radii, codes, spec.name, time.perf_counter() - t0, residuals, box_viol, extras)
+
+    def _bound_residuals(self, X, L, U):
+        """``|| A c - clip(A c, L, U) ||`` (0 for a center in its set) and the box violation."""
+        good = np.all(np.isfinite(X), axis=1)
+        res, viol = np.full(X.shape[0], np.nan), np.full(X.shape[0], np.nan)
+        if good.any():
+            AX = X[good] @ self.A.T
+            with np.errstate(invalid="ignore"):
+                res[good] = np.linalg.norm(AX - np.clip(AX, L[good], U[good]), axis=1)
+            viol[good] = np.max(np.maximum(self.lo - X[good], X[good] - self.hi), axis=1, initial=0.0).clip(0.0)
+        return res, viol
+
+    def _ranges_bounds(self, L, U, on_inconsistent):
+        t0 = time.perf_counter()
+        N, d = L.shape[0], self.d
+        invalid, points, empty, sets = self._split_bounds(L, U)
+        lower, upper = np.full((N, d), np.nan), np.full((N, d), np.nan)
+        codes = np.full(N, Status.INVALID_INPUT, dtype=np.int8)
+        codes[empty] = Status.INFEASIBLE
+        if points.any():
+            eq = self.feature_ranges(np.ascontiguousarray(L[points]), on_inconsistent=on_inconsistent)
+            lower[points], upper[points], codes[points] = eq.lower, eq.upper, eq.status_codes
+        rows = np.flatnonzero(sets)
+        if rows.size and self._core is None:
+            inside = self._fixed_point_rows(L[rows], U[rows])
+            lower[rows[inside]] = upper[rows[inside]] = self.lo
+            codes[rows] = np.where(inside, Status.OPTIMAL, Status.INFEASIBLE)
+        elif rows.size:
+            lo_c, up_c, cz = interval_ranges(self._core, *self._normalised_bounds(L[rows], U[rows]))
+            ok = cz <= Status.INACCURATE
+            lo_x, up_x = self._to_original(lo_c), self._to_original(up_c)
+            lo_x[~ok], up_x[~ok] = np.nan, np.nan
+            lower[rows], upper[rows], codes[rows] = lo_x, up_x, cz
+        return FeatureRanges(lower, upper, codes, time.perf_counter() - t0, self.lo.copy(), self.hi.copy())
+
+
+def _to_user(sl, spec, key, val):
+    return _TO_USER[spec.extra(key).unit](sl, val)
+
+
+def _merge(spec, parts, N, d):
+    """The extras of the row groups as batch-wide arrays, filled where a group lacks one."""
+    keys = [e for e in spec.all_extras() if any(e.name in ex for _, ex in parts)]
+    out = {}
+    for e in keys:
+        shape = (N,) + e.trailing_shape(d)
+        arr = np.full(shape, e.fill, dtype=np.dtype(e.dtype)) if e.dtype != "O" else np.full(shape, None, dtype=object)
+        for rows, ex in parts:
+            if e.name in ex:
+                arr[rows] = ex[e.name]
+        out[e.name] = arr
+    return out

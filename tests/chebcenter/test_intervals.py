@@ -1,0 +1,196 @@
+"""Bounded-error sets ``{x in [lo, hi] : L <= A x <= U}`` (docs/theory.md §8) against the
+independent routes of tests/chebcenter/interval_reference.py: brute-force vertices and their
+SOCP ball, the RCC1 SDP with interval quadratics, the RCC2 QP, HiGHS ranges.
+
+Tolerances. The references are solved by Clarabel at its default accuracy (about 1e-8 on
+these unit-scale problems), so radii and eta are compared at rtol 1e-6 and centers at
+1e-5 (a center moves like the square root of the objective's error near a flat optimum).
+Every radius must bound the brute-force vertices and the unknown with a slack of 1e-9
+(rounding of a unit-scale problem); the ordering r^2 <= eta_rcc1 <= eta_rcc2 <= R_box^2
+is checked with the same slack relative to the box's half-diagonal.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from interval_reference import brute_vertices, clamped, highs_ranges, rcc1_sdp, rcc2_qp
+from reference import assert_center_close, meb_socp, worst_error
+
+import chebcenter as cc
+
+pytestmark = pytest.mark.numerics
+
+KINDS = ("noise", "one_sided", "mixed", "corner", "wide", "fixed", "repeated")
+SLACK = 1e-9
+
+
+def instance(seed, kind, d=None, m=None):
+    """``(A, lo, hi, x, L, U)`` with the unknown x in the set."""
+    rng = np.random.default_rng(seed)
+    d = d or int(rng.integers(2, 6))
+    m = m or int(rng.integers(1, 4))
+    A = rng.standard_normal((m, d))
+    lo, hi = np.zeros(d), np.ones(d)
+    x = rng.random(d)
+    if kind == "corner":
+        x = np.round(x)
+    if kind == "fixed":
+        lo[0] = hi[0] = 0.3
+        x[0] = 0.3
+    if kind == "repeated" and m >= 2:
+        A[1] = 2.0 * A[0]
+    b = A @ x
+    w1, w2 = rng.uniform(0.0, 0.3, m), rng.uniform(0.0, 0.3, m)
+    L, U = b - w1, b + w2
+    if kind == "one_sided":
+        L[0] = -np.inf
+        if m > 1:
+            U[1] = np.inf
+    if kind == "mixed":
+        L[0] = U[0] = b[0]
+    if kind == "corner":
+        L, U = b - 1e-3 * w1, b + 1e-3 * w2
+    if kind == "wide":
+        L[0], U[0] = b[0] - 100.0, b[0] + 100.0
+    return A, lo, hi, x, L, U
+
+
+CASES = [(seed, kind) for kind in KINDS for seed in range(6)]
+
+
+@pytest.mark.parametrize("seed,kind", CASES)
+def test_exact_is_the_ball_of_the_brute_force_vertices(seed, kind):
+    A, lo, hi, x, L, U = instance(seed, kind)
+    V = brute_vertices(A, L, U, lo, hi)
+    assert V.shape[0] >= 1
+    c_ref, r_ref = meb_socp(V) if V.shape[0] > 1 else (V[0], 0.0)
+    res = cc.BoxSlice(A, lo, hi).center(method="exact", lower=L, upper=U)
+    assert res.status == cc.Status.OPTIMAL
+    assert res.radius == pytest.approx(r_ref, rel=1e-6, abs=1e-8)
+    assert worst_error(V, res.center) <= res.radius + SLACK
+    assert res.extras["radius_lower"] <= r_ref + 1e-7
+    if V.shape[0] > 1:     # strong convexity: both centers within the bound of their excess over the lower bound
+        assert_center_close(V, res.center, res.extras["radius_lower"], c_ref, slack=SLACK)
+
+
+#: the "corner" family (slabs 1e-4 thin through a box corner) is left out here: Clarabel fails
+#: on 3 of its 6 instances at every tolerance and SCS ends "inaccurate" (measured); those sets
+#: are held to r^2 <= eta_rcc1 <= eta_rcc2 and to covering the unknown in the test below
+SDP_CASES = [(seed, kind) for seed, kind in CASES if kind != "corner"]
+
+
+@pytest.mark.parametrize("seed,kind", SDP_CASES)
+def test_rcc1_is_the_sdp_with_interval_quadratics(seed, kind):
+    A, lo, hi, x, L, U = instance(seed, kind)
+    x_ref, eta_ref = rcc1_sdp(A, L, U, lo, hi, origin=x)
+    res = cc.BoxSlice(A, lo, hi).center(method="rcc1", lower=L, upper=U)
+    assert res.status == cc.Status.OPTIMAL
+    # ours: the barrier stops at mu = 1e-9, a duality gap of about mu (K + p) <= 2e-8 (K + p <= 20
+    # here); the reference is solved to a 1e-10 gap. The objective tr(D) - ||x||^2 is
+    # 2-strongly concave in x, so each center is within sqrt(its gap) of the optimum.
+    assert res.radius ** 2 == pytest.approx(eta_ref, rel=1e-8, abs=3e-8)
+    np.testing.assert_allclose(res.center, x_ref, atol=np.sqrt(2e-8) + np.sqrt(1e-10))
+
+
+@pytest.mark.parametrize("seed,kind", CASES)
+def test_the_radii_are_ordered_and_bound_the_set_and_the_unknown(seed, kind):
+    A, lo, hi, x, L, U = instance(seed, kind)
+    V = brute_vertices(A, L, U, lo, hi)
+    sl = cc.BoxSlice(A, lo, hi)
+    got = {m: sl.center(method=m, lower=L, upper=U) for m in cc.METHODS}
+    hd2 = float(np.sum(((hi - lo) / 2) ** 2))
+    r = got["exact"].radius
+    e1, e2 = got["rcc1"].radius ** 2, got["rcc2"].radius ** 2
+    assert r ** 2 <= e1 + SLACK * hd2 and e1 <= e2 + SLACK * hd2 and e2 <= hd2 + SLACK * hd2
+    Lc, Uc = clamped(A, L, U, lo, hi)
+    for name, res in got.items():
+        assert res.status in (cc.Status.OPTIMAL, cc.Status.INACCURATE), name
+        assert np.linalg.norm(res.center - x) <= res.radius + SLACK, name     # the unknown is covered
+        assert worst_error(V, res.center) <= res.radius + SLACK, name         # so is every vertex
+        if name not in ("half", "ls", "half_star"):                           # these claim the set
+            ax = A @ res.center
+            tol = 1e-8 * (1.0 + np.abs(A).sum(axis=1))
+            assert np.all(res.center >= lo) and np.all(res.center <= hi), name
+            assert np.all(ax >= Lc - tol) and np.all(ax <= Uc + tol), name
+
+
+@pytest.mark.parametrize("seed,kind", CASES[::3])
+def test_rcc2_is_the_projection_of_the_midpoint(seed, kind):
+    A, lo, hi, x, L, U = instance(seed, kind)
+    res = cc.BoxSlice(A, lo, hi).center(method="rcc2", lower=L, upper=U)
+    np.testing.assert_allclose(res.center, rcc2_qp(A, L, U, lo, hi), atol=1e-6)
+
+
+@pytest.mark.parametrize("seed,kind", CASES[::2])
+def test_feature_ranges_are_highs_lps(seed, kind):
+    A, lo, hi, x, L, U = instance(seed, kind)
+    ref = highs_ranges(A, L, U, lo, hi)
+    fr = cc.BoxSlice(A, lo, hi).feature_ranges(lower=L[None], upper=U[None])
+    assert fr.status_codes[0] == cc.Status.OPTIMAL
+    np.testing.assert_allclose(fr.lower[0], ref[0], atol=1e-7)
+    np.testing.assert_allclose(fr.upper[0], ref[1], atol=1e-7)
+    assert np.all(fr.lower[0] <= x + SLACK) and np.all(x <= fr.upper[0] + SLACK)
+
+
+@pytest.mark.parametrize("method", cc.METHODS)
+def test_point_intervals_are_the_equality_case(method):
+    rng = np.random.default_rng(5)
+    A = rng.standard_normal((2, 6))
+    B = rng.random((40, 6)) @ A.T
+    B[3] = 30.0                              # an empty slice
+    sl = cc.BoxSlice(A)
+    ref = sl.centers(B, method)
+    for got in (sl.centers(B, method, noise=0.0), sl.centers(method=method, lower=B, upper=B)):
+        np.testing.assert_array_equal(got.centers, ref.centers)
+        np.testing.assert_array_equal(got.radii, ref.radii)
+        np.testing.assert_array_equal(got.status_codes, ref.status_codes)
+
+
+@pytest.mark.parametrize("s", [1e-12, 1e-6, 1.0, 1e6, 1e12])
+@pytest.mark.parametrize("method", ["exact", "rcc1", "rcc2", "cls", "half_star", "project"])
+def test_rescaling_the_box_and_the_intervals_rescales_the_answers(method, s):
+    A, lo, hi, x, L, U = instance(11, "noise", d=4, m=2)
+    t = s * np.array([3.0, -1.0, 0.5, 2.0])   # a shift in the same units (a fixed shift at s = 1e-12
+    # would leave the data themselves only eps |A t| / s = 1e-4 accurate)
+    base = cc.BoxSlice(A, lo, hi).center(method=method, lower=L, upper=U)
+    big = cc.BoxSlice(A, s * lo + t, s * hi + t).center(method=method, lower=s * L + A @ t, upper=s * U + A @ t)
+    assert big.status == base.status
+    np.testing.assert_allclose((big.center - t) / s, base.center, atol=1e-9)
+    assert big.radius / s == pytest.approx(base.radius, rel=1e-9)
+
+
+def test_empty_and_invalid_rows_get_statuses_and_bad_arguments_name_themselves():
+    A = np.array([[1.0, 1.0], [1.0, -1.0]])
+    sl = cc.BoxSlice(A)
+    L = np.array([[0.5, -0.2], [5.0, 0.0], [1.5, 0.9], [np.nan, 0.0], [0.6, 0.0]])
+    U = np.array([[1.0, 0.2], [6.0, 1.0], [2.0, 1.0], [1.0, 1.0], [0.4, 1.0]])
+    # row 1: x1 + x2 in [5, 6] misses the box; row 2: each row meets the box, not both together
+    # (x1 + x2 >= 1.5 and x1 - x2 >= 0.9 give x1 >= 1.2); row 3: NaN; row 4: L > U
+    for method in cc.METHODS:
+        br = sl.centers(method=method, lower=L, upper=U)
+        assert br.status_codes.tolist() == [cc.Status.OPTIMAL, cc.Status.INFEASIBLE, cc.Status.INFEASIBLE,
+                                            cc.Status.INVALID_INPUT, cc.Status.INFEASIBLE], method
+    fr = sl.feature_ranges(lower=L, upper=U)
+    assert fr.status_codes.tolist()[1:] == [cc.Status.INFEASIBLE, cc.Status.INFEASIBLE, cc.Status.INVALID_INPUT,
+                                            cc.Status.INFEASIBLE]
+    with pytest.raises(cc.InvalidInputError, match="noise must be >= 0"):
+        sl.centers(np.zeros((1, 2)), noise=-1.0)
+    with pytest.raises(cc.InvalidInputError, match="noise must be a scalar or have shape"):
+        sl.centers(np.zeros((1, 2)), noise=np.zeros(3))
+    with pytest.raises(cc.InvalidInputError, match="lower=/upper= replace B"):
+        sl.centers(np.zeros((1, 2)), lower=np.zeros((1, 2)))
+    with pytest.raises(cc.InvalidInputError, match="lower must have shape"):
+        sl.centers(lower=np.zeros((1, 3)), upper=np.ones((1, 3)))
+    with pytest.raises(cc.InvalidInputError, match="noise= needs B"):
+        sl.centers(noise=0.1)
+
+
+def test_one_sided_rows_and_a_single_set():
+    """``x1 + x2 >= 1.5`` alone: the triangle (0.5, 1), (1, 0.5), (1, 1); its center is the
+    midpoint of the hypotenuse... of the right angle at (1, 1): (0.75, 0.75), radius sqrt(2)/4."""
+    sl = cc.BoxSlice([[1.0, 1.0]])
+    res = sl.center(method="exact", lower=[1.5])
+    np.testing.assert_allclose(res.center, [0.75, 0.75], atol=1e-12)
+    assert res.radius == pytest.approx(np.sqrt(2) / 4, rel=1e-12)
+    assert sl.center([1.5], method="exact", noise=0.0).radius == pytest.approx(np.sqrt(2) / 4)   # the segment
