@@ -15,7 +15,10 @@ import time
 
 import numpy as np
 
-from .intervals import interval_ranges, solve_intervals
+from ._errors import InvalidInputError
+from ._validate import as_interval_batch, as_rhs
+from .intervals import interval_ranges, interval_vertices, solve_intervals
+from .kernels.linalg import rows_times
 from .ranges import FeatureRanges
 from .results import BatchResult, Status
 
@@ -97,11 +100,31 @@ class BoundedBatches:
         good = np.all(np.isfinite(X), axis=1)
         res, viol = np.full(X.shape[0], np.nan), np.full(X.shape[0], np.nan)
         if good.any():
-            AX = X[good] @ self.A.T
+            AX = rows_times(X[good], self.A)
             with np.errstate(invalid="ignore"):
                 res[good] = np.linalg.norm(AX - np.clip(AX, L[good], U[good]), axis=1)
             viol[good] = np.max(np.maximum(self.lo - X[good], X[good] - self.hi), axis=1, initial=0.0).clip(0.0)
         return res, viol
+
+    def _vertices_bounds(self, b, max_vertices, noise, lower, upper):
+        """The vertices of one bounded-error set (see ``BoxSlice.vertices``)."""
+        if b is not None:
+            b = as_rhs("b", b, self.m)[None, :]
+        one = [v if v is None or np.ndim(v) != 1 else np.asarray(v, dtype=float)[None, :] for v in (lower, upper)]
+        L, U = as_interval_batch(b, noise, one[0], one[1], self.m)
+        if L.shape[0] != 1:
+            raise InvalidInputError(f"vertices takes one set; the bounds describe {L.shape[0]}")
+        invalid, points, empty, sets = self._split_bounds(L, U)
+        if invalid[0]:
+            raise InvalidInputError("lower, upper, b and noise must not be NaN")
+        if points[0]:
+            return self.vertices(L[0], max_vertices)
+        if empty[0]:
+            return np.zeros((0, self.d))
+        if self._core is None:
+            return self.lo[None, :].copy() if self._fixed_point_rows(L, U)[0] else np.zeros((0, self.d))
+        V = interval_vertices(self._core, *self._normalised_bounds(L, U), max_vertices)
+        return None if V is None else self._to_original(V)
 
     def _ranges_bounds(self, L, U, on_inconsistent):
         t0 = time.perf_counter()

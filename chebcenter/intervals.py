@@ -5,20 +5,8 @@ Private module, beside :mod:`chebcenter.dispatch`: :class:`chebcenter.BoxSlice` 
 substituted) for the rows of a batch whose intervals are not all points; the rows whose
 intervals are all points are the equality case and never come here.
 
-The lifting. For one batch row, the rows with ``L_j = U_j`` (after the intervals are
-clamped to what ``a_j^T x`` reaches over the box) are equalities: ``x = q + N u`` with
-``N`` an orthonormal basis of their null space and ``q`` their minimum-norm solution. The
-other rows are intervals, scaled to unit norm. In the lifted coordinates
-
-    y = (x, A_I x) = (q, A_I q) + W u,      W = [N; A_I N],
-
-``S`` is the box slice ``{y : V y = V (q, A_I q), lo_y <= y <= hi_y}`` with the box
-``[lo, L_I] x [hi, U_I]`` and ``V`` the orthonormal complement of ``range(W)``. The map
-``u -> y`` is affine and one to one, so vertices, feature ranges and emptiness are those
-of a box slice (the compiled kernels, with a box per row), and ``||x - x'|| = ||u - u'||``
-because N is orthonormal. Rows of a batch with the same equality pattern share W and V.
-
-The estimators (docs/chebcenter.md, "Bounded-error sets"): ``half`` (the box midpoint),
+The lifting to a box slice is :mod:`chebcenter.lifting`. The estimators
+(docs/chebcenter.md, "Bounded-error sets"): ``half`` (the box midpoint),
 ``ls`` and ``half_star`` (today's definitions on the interval midpoint, which need not lie
 in S; their radius is the distance to the farthest box corner), ``rcc2`` (the projection
 of the box midpoint onto S: the metric QP in the lifted coordinates, with the metric zero
@@ -37,22 +25,20 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy.optimize import linprog
 
+from ._cvxpy import EbtDual, status_of
 from ._parallel import row_blocks
 from .core import CLIP_TOL
-from .kernels import intervals as lifted
 from .kernels.ball import certified_ball
 from .kernels.bvls import NEEDS_GELSD, bvls_rows
-from .kernels.projection import EMPTY, PROJECTED
-from .kernels.qp import QP_OPTIMAL
-from .kernels.rcc1 import COLD_MU, CONVERGED, ROBUST_MU, rcc1_barrier_rows
+from .kernels.linalg import rows_times
+from .kernels.nnls import nnls_rows
+from .kernels.rcc1 import COLD_MU, CONVERGED, NUMERICAL_FAILURE, ROBUST_MU, rcc1_barrier_rows
 from .kernels.rcc1_certificate import certify_rows
-from .kernels.simplex import RANGES_OK
-from .kernels.vertices import distinct_rows, enumerate_vertices
+from .lifting import clamp, corner_radius, groups, interval_ranges, interval_vertices, vertices_of
 from .results import Status
 
-__all__ = ["INTERVAL_METHODS", "interval_ranges", "solve_intervals"]
+__all__ = ["INTERVAL_METHODS", "interval_ranges", "interval_vertices", "solve_intervals"]
 
 _EPS = np.finfo(np.float64).eps
 _PROJECT_MAXIT = 200
@@ -60,120 +46,6 @@ _QP_MAXIT = 2000
 _MU_MIN = 1e-9
 #: the estimators defined on interval sets
 INTERVAL_METHODS = ("half", "ls", "half_star", "cls", "rcc1", "rcc2", "exact", "auto", "project")
-
-
-class _Group:
-    """The rows of a batch with one equality pattern, lifted (module docstring)."""
-
-    def __init__(self, core, rows, eq, Lp, Up):
-        A, d = core.A, core.d
-        self.rows, self.d = rows, d
-        n = rows.size
-        AE, AI = A[eq], A[~eq]
-        norms = np.linalg.norm(AI, axis=1)
-        self.AI = AI / norms[:, None]
-        Li, Ui = Lp[:, ~eq] / norms, Up[:, ~eq] / norms
-        self.consistent = np.ones(n, dtype=bool)
-        if eq.any():
-            UE, s, Vt = np.linalg.svd(AE, full_matrices=True)
-            r = int(np.sum(s > (s[0] if s.size else 0.0) * max(AE.shape) * _EPS))
-            self.N = np.ascontiguousarray(Vt[r:].T)
-            bE = Lp[:, eq]
-            q = ((bE @ UE[:, :r]) / s[:r]) @ Vt[:r] if r else np.zeros((n, d))
-            resid = np.linalg.norm(q @ AE.T - bE, axis=1)
-            scale = np.linalg.norm(bE, axis=1) + (s[0] if s.size else 0.0) * math.sqrt(core.half_diag_sq)
-            self.consistent = resid <= core.feas_tol * np.maximum(scale, 1e-300)
-            self.AE, self.bE = AE, bE
-        else:
-            self.N = np.eye(d)
-            q = np.zeros((n, d))
-            self.AE, self.bE = np.zeros((0, d)), np.zeros((n, 0))
-        self.p = self.N.shape[1]
-        W = np.vstack([self.N, self.AI @ self.N])
-        # a lifted row that is constant on the slice (rounding-level row of W) carries no constraint
-        W[np.linalg.norm(W, axis=1) <= 64.0 * _EPS * max(W.shape)] = 0.0
-        self.W = np.ascontiguousarray(W)
-        self.K = W.shape[0]
-        Qf, _ = np.linalg.qr(W, mode="complete") if self.p else (np.eye(self.K), None)
-        self.V = np.ascontiguousarray(Qf[:, self.p:].T)
-        self.Qt = np.ascontiguousarray(np.hstack([q, q @ self.AI.T]))
-        self.Lo = np.ascontiguousarray(np.hstack([np.broadcast_to(core.lo, (n, d)), Li]))
-        self.Hi = np.ascontiguousarray(np.hstack([np.broadcast_to(core.hi, (n, d)), Ui]))
-        self.Beta = np.ascontiguousarray(self.Qt @ self.V.T)
-        width = self.Hi - self.Lo
-        self.tol = np.minimum(core.box_tol, np.maximum(core.feas_tol * width, 64.0 * _EPS * self.K))
-        self.metric = np.zeros(self.K)
-        self.metric[:d] = 1.0
-
-    def x_of(self, Y):
-        return np.ascontiguousarray(Y[:, : self.d])
-
-    def lift(self, X):
-        return np.hstack([X, X @ self.AI.T])
-
-    def feasible_points(self, k):
-        """A point of the lifted slice for each row ``k`` (NaN rows: S is empty)."""
-        C = 0.5 * (self.Lo[k] + self.Hi[k])
-        Y = np.full((k.size, self.K), np.nan)
-        state = np.zeros(k.size, dtype=np.int64)
-        its = np.zeros(k.size, dtype=np.int64)
-        lifted.project_points_boxes(np.ascontiguousarray(C), self.V, self.Beta[k], self.Lo[k], self.Hi[k], Y, state,
-                                    its, _PROJECT_MAXIT, 1e-11 * (1.0 + float(np.max(np.abs(self.Hi), initial=1.0))))
-        Y[state == EMPTY] = np.nan
-        for j in np.flatnonzero((state != PROJECTED) & (state != EMPTY)):
-            Y[j] = self._lp_point(k[j])
-        if self.p == 0:   # one point: the equalities' solution, in the box or not
-            inside = np.all((self.Qt[k] >= self.Lo[k] - self.tol[k]) & (self.Qt[k] <= self.Hi[k] + self.tol[k]), axis=1)
-            Y = np.where(inside[:, None], np.clip(self.Qt[k], self.Lo[k], self.Hi[k]), np.nan)
-        return Y
-
-    def _lp_point(self, j):
-        """HiGHS on ``Lo - tol <= Qt + W u <= Hi + tol`` (the undecided rows), or NaN."""
-        res = linprog(np.zeros(self.p), A_ub=np.vstack([self.W, -self.W]),
-                      b_ub=np.concatenate([self.Hi[j] + self.tol[j] - self.Qt[j], self.Qt[j] - self.Lo[j] + self.tol[j]]),
-                      bounds=[(None, None)] * self.p, method="highs",
-                      options={"primal_feasibility_tolerance": 1e-10})
-        if res.status != 0:
-            return np.full(self.K, np.nan)
-        return np.clip(self.Qt[j] + self.W @ res.x, self.Lo[j], self.Hi[j])
-
-    def project(self, k, anchors, start, metric=None):
-        """``argmin (x - a)^T P (x - a)`` over S for rows ``k`` (lifted), from feasible ``start``."""
-        P = np.diag(self.metric) if metric is None else _lifted_metric(metric, self.K)
-        Y = np.ascontiguousarray(start.copy())
-        An = np.zeros((k.size, self.K))
-        An[:, : self.d] = anchors
-        status = np.zeros(k.size, dtype=np.int64)
-        its = np.zeros(k.size, dtype=np.int64)
-        row_blocks(k.size, 1, lambda a, b: lifted.project_metric_boxes(
-            P, self.V, self.Beta[k[a:b]], self.Lo[k[a:b]], self.Hi[k[a:b]], An[a:b], Y[a:b], status[a:b], its[a:b],
-            _QP_MAXIT, 1e-12))
-        return Y, status == QP_OPTIMAL, its
-
-
-def _lifted_metric(Pm, K):
-    d = Pm.shape[0]
-    P = np.zeros((K, K))
-    P[:d, :d] = Pm
-    return P
-
-
-def _corner_radius(core, X):
-    """``max_{x in box} ||x - c||``: a bound for every subset of the box."""
-    return np.sqrt(np.sum(np.maximum(X - core.lo, core.hi - X) ** 2, axis=1))
-
-
-def clamp(core, Lc, Uc):
-    """The intervals clamped to what ``a_j^T x`` reaches over the box; rows that miss it
-    (beyond the tolerance) are flagged empty. Returns ``(L', U', empty, equality mask)``."""
-    reach = np.abs(core.A) @ core.hi
-    rounding = 32.0 * _EPS * core.d * np.abs(core.A).sum(axis=1)
-    size = np.where(np.isfinite(Lc), np.abs(Lc), 0.0) + np.where(np.isfinite(Uc), np.abs(Uc), 0.0)
-    tol = core.feas_tol * (2.0 * reach + size) + rounding
-    Lp, Up = np.maximum(Lc, -reach), np.minimum(Uc, reach)
-    empty = np.any(Lp > Up + tol, axis=1)
-    Up = np.maximum(Up, Lp)     # a gap within the tolerance closes to a point
-    return Lp, Up, empty, Up <= Lp
 
 
 def solve_intervals(core, Lc, Uc, name, opts):
@@ -196,11 +68,7 @@ def solve_intervals(core, Lc, Uc, name, opts):
         extras.update(clipped=np.zeros(N), moved=np.zeros(N))
     Lp, Up, empty, eq = clamp(core, Lc, Uc)
     check[empty] = "an interval misses what its row reaches over the box"
-    live = np.flatnonzero(~empty)
-    patterns, inverse = np.unique(eq[live], axis=0, return_inverse=True)
-    for g in range(patterns.shape[0]):
-        rows = live[inverse.ravel() == g]
-        grp = _Group(core, rows, patterns[g], Lp[rows], Up[rows])
+    for rows, grp in groups(core, Lp, Up, eq, empty):
         k = np.flatnonzero(grp.consistent)
         Y0 = grp.feasible_points(k) if k.size else np.zeros((0, grp.K))
         ok = np.all(np.isfinite(Y0), axis=1)
@@ -226,17 +94,17 @@ def _half(core, grp, k, Y0, L, U, opts):
 def _midpoint(core, L, U):
     """``A^+ bbar`` for the clamped intervals' midpoints (the full A's factors)."""
     Bbar = 0.5 * (L + U)
-    return ((Bbar @ core.Ur) / core.s_r) @ core.Vr if core.rank else np.zeros((L.shape[0], core.d))
+    return rows_times(rows_times(Bbar, core.Ur.T) / core.s_r, core.Vr.T) if core.rank else np.zeros((L.shape[0], core.d))
 
 
 def _half_star(core, grp, k, Y0, L, U, opts):
     X = _midpoint(core, L, U) + core.p_mid
-    return X, _corner_radius(core, X), np.full(k.size, Status.OPTIMAL, dtype=np.int8), {}
+    return X, corner_radius(core, X), np.full(k.size, Status.OPTIMAL, dtype=np.int8), {}
 
 
 def _ls(core, grp, k, Y0, L, U, opts):
     X = _midpoint(core, L, U) + core.p_origin
-    return X, _corner_radius(core, X), np.full(k.size, Status.OPTIMAL, dtype=np.int8), {}
+    return X, corner_radius(core, X), np.full(k.size, Status.OPTIMAL, dtype=np.int8), {}
 
 
 def _rcc2_core(core, grp, k, Y0):
@@ -257,7 +125,7 @@ def _near(core, grp, k, Y0, anchors, metric):
     X2, R2, ok2 = _rcc2_core(core, grp, k, Y0)
     Y, ok, _ = grp.project(k, anchors, Y0, metric)
     X = grp.x_of(Y)
-    R = np.minimum(_corner_radius(core, X), R2 + np.linalg.norm(X - X2, axis=1))
+    R = np.minimum(corner_radius(core, X), R2 + np.linalg.norm(X - X2, axis=1))
     return X, R, np.where(ok & ok2, Status.OPTIMAL, Status.INACCURATE).astype(np.int8)
 
 
@@ -308,6 +176,60 @@ def _rcc1(core, grp, k, Y0, L, U, opts):
         X = grp.x_of(Y0)
         return X, np.zeros(n), np.full(n, Status.OPTIMAL, dtype=np.int8), {"eta": np.zeros(n),
                                                                             "route": np.full(n, "one point", dtype=object)}
+    X2, R2, ok2 = _rcc2_core(core, grp, k, Y0)
+    X, Eta = np.full((n, core.d), np.nan), np.full(n, np.nan)
+    codes = np.full(n, Status.OPTIMAL, dtype=np.int8)
+    route = np.full(n, None, dtype=object)
+    fast = np.zeros(n, dtype=bool)
+    if opts.get("fast_path", True) and opts.get("solver", "auto") in ("auto", "numba"):
+        fast = ok2 & _rcc2_is_rcc1(core, grp, k, X2)
+        X[fast], Eta[fast] = X2[fast], R2[fast] ** 2
+        route[fast] = "rcc2's point, proved RCC1-optimal (a primal point of the relaxation with its value)"
+    rest = np.flatnonzero(~fast)
+    if rest.size:
+        X[rest], Eta[rest], codes[rest] = _rcc1_dual(core, grp, k[rest], Y0[rest], opts)
+    # RCC1 is the tighter relaxation (docs/theory.md §8.5); where the computed value is above
+    # RCC2's (the barrier's gap and the rounding allowance, on sets where the two meet), the
+    # row gets RCC2's answer: in S, a bound on S, and below the value it had
+    worse = ~fast & ok2 & np.isfinite(Eta) & (Eta > R2 * R2)
+    route[worse] = "rcc2's point: its value is below the computed rcc1 value"
+    X[worse], Eta[worse] = X2[worse], R2[worse] ** 2
+    return X, np.sqrt(np.maximum(Eta, 0.0)), codes, {"eta": Eta, "route": route}
+
+
+def _rcc2_is_rcc1(core, grp, k, X2):
+    """Rows where rcc2's point x2 is the RCC1 center, proved by a point of the relaxation with
+    rcc2's value (docs/theory.md §8.5): ``(x2, x2 x2^T + Y)`` with ``Y >= 0``, ``Y_ii = s_i =
+    (x2_i - lo_i)(hi_i - x2_i)`` and every interval row ``a^T Y a <= (a^T x2 - l)(u - a^T x2)``
+    has the value ``tr Y = sum s_i = eta_RCC2 >= eta_RCC1``. Two candidates: ``Y = diag(s)``
+    (no equations), and ``Y = P D_delta P`` with P the projector onto the null space of
+    every row (``Y a = 0``), which needs ``(P o P) delta = s``, delta >= 0: the NNLS test of
+    the equality case's alpha = 1."""
+    d = core.d
+    s = np.ascontiguousarray((X2 - core.lo) * (core.hi - X2))
+    ax = rows_times(X2, grp.AI)
+    slack = (ax - grp.Lo[k][:, d:]) * (grp.Hi[k][:, d:] - ax)
+    ok = np.zeros(k.size, dtype=bool)
+    if grp.AE.shape[0] == 0:
+        ok = np.all(rows_times(s, grp.AI ** 2) <= slack * (1.0 + 1e-12), axis=1)
+    todo = np.flatnonzero(~ok)
+    if todo.size:
+        rows = np.vstack([grp.AE, grp.AI])
+        _, sv, Vt = np.linalg.svd(rows, full_matrices=True)
+        r = int(np.sum(sv > sv[0] * max(rows.shape) * _EPS))
+        PP = np.ascontiguousarray((Vt[r:].T @ Vt[r:]) ** 2)
+        cert = np.zeros(todo.size, dtype=np.bool_)
+        res = np.empty(todo.size)
+        S = np.ascontiguousarray(s[todo])
+        row_blocks(todo.size, 1, lambda a, b: nnls_rows(PP, S[a:b], 1e-10, 50 * d, cert[a:b], res[a:b]))
+        ok[todo] = cert
+    return ok
+
+
+def _rcc1_dual(core, grp, k, Y0, opts):
+    """The RCC1 dual of the rows ``k`` (the barrier, or cvxpy on request), certified at its
+    weights: ``(centers, eta, codes)``."""
+    n = k.size
     Q, Lo, Hi, C, T = _dual_data(grp, k, Y0)
     # each lifted row scaled to a half-width of about 1 over the group (the box rows have
     # half-widths <= 1): a quadratic's weight scales like 1/width^2, and intervals much
@@ -320,15 +242,19 @@ def _rcc1(core, grp, k, Y0, L, U, opts):
     Alpha = np.zeros((n, grp.K))
     its = np.zeros(n, dtype=np.int64)
     state = np.zeros(n, dtype=np.int64)
-    chunk = int(opts.get("warm_chunk", 16))
-    row_blocks(n, chunk, lambda a, b: rcc1_barrier_rows(W, C[a:b], T[a:b], Alpha[a:b], its[a:b], state[a:b],
-                                                        _MU_MIN, 150, chunk, COLD_MU))
-    again = np.flatnonzero(state != CONVERGED)
-    if again.size:
-        A2 = np.zeros((again.size, grp.K))
-        i2, s2 = np.zeros(again.size, dtype=np.int64), np.zeros(again.size, dtype=np.int64)
-        rcc1_barrier_rows(W, C[again], T[again], A2, i2, s2, _MU_MIN, 300, 1, ROBUST_MU)
-        Alpha[again], state[again] = A2, s2
+    solver = opts.get("solver", "auto")
+    if solver in ("clarabel", "scs"):   # the reference route: the EBT dual in cvxpy, built once
+        _cvxpy_weights(solver, W, C, T, Alpha, state)
+    else:
+        chunk = int(opts.get("warm_chunk", 16))
+        row_blocks(n, chunk, lambda a, b: rcc1_barrier_rows(W, C[a:b], T[a:b], Alpha[a:b], its[a:b], state[a:b],
+                                                            _MU_MIN, 150, chunk, COLD_MU))
+        again = np.flatnonzero(state != CONVERGED)
+        if again.size:
+            A2 = np.zeros((again.size, grp.K))
+            i2, s2 = np.zeros(again.size, dtype=np.int64), np.zeros(again.size, dtype=np.int64)
+            rcc1_barrier_rows(W, C[again], T[again], A2, i2, s2, _MU_MIN, 300, 1, ROBUST_MU)
+            Alpha[again], state[again] = A2, s2
     delta = 4.0 * _EPS * (1.0 + np.max(np.abs(Q), axis=1, initial=0.0))[:, None]
     Td = np.ascontiguousarray((Q - Lo + delta) * (Q - Hi - delta))
     Xl, Eta, good = _certify(W, Q, C, Td, Alpha)
@@ -340,15 +266,19 @@ def _rcc1(core, grp, k, Y0, L, U, opts):
         Xb, Eb, _ = _certify(W, Q[bad], C[bad], Td[bad], Ab)
         Xl[bad], Eta[bad] = Xb, Eb
         codes[bad] = Status.INACCURATE
-    X = grp.x_of(Xl)
-    # RCC1 is the tighter relaxation (docs/theory.md §8); where the computed value is above
-    # RCC2's (the barrier's gap and the rounding allowance, on sets where the two meet), the
-    # row gets RCC2's answer: in S, a bound on S, and below the value it had
-    X2, R2, ok2 = _rcc2_core(core, grp, k, Y0)
-    worse = ok2 & np.isfinite(Eta) & (Eta > R2 * R2)
-    route = np.where(worse, "rcc2's point: its value is below the computed rcc1 value", None).astype(object)
-    X[worse], Eta[worse] = X2[worse], R2[worse] ** 2
-    return X, np.sqrt(np.maximum(Eta, 0.0)), codes, {"eta": Eta, "route": route}
+    return grp.x_of(Xl), Eta, codes
+
+
+def _cvxpy_weights(solver, W, C, T, Alpha, state):
+    """The dual weights of every row from cvxpy (Clarabel or SCS) on the EBT dual with the
+    lifted rows as rank-one quadratics (:class:`chebcenter._cvxpy.EbtDual`); the radius is
+    still the certificate at those weights."""
+    dual = EbtDual(solver, factors=W)
+    for j in range(C.shape[0]):
+        alpha, status = dual.solve(C[j][:, None] * W, T[j])
+        ok = alpha is not None and status_of(status, dual=True) <= Status.INACCURATE
+        Alpha[j] = alpha if ok else 0.0
+        state[j] = CONVERGED if status_of(status, dual=True) == Status.OPTIMAL else NUMERICAL_FAILURE
 
 
 def _certify(W, Q, C, T, Alpha):
@@ -375,12 +305,12 @@ def _exact(core, grp, k, Y0, L, U, opts, capacity=None):
             if grp.p == 0:
                 X[j], R[j], low[j], nv[j] = grp.x_of(Y0[j:j + 1])[0], 0.0, 0.0, 1
                 continue
-            Vt, count = enumerate_vertices(grp.V, grp.Beta[kk], grp.Lo[kk], grp.Hi[kk], capacity, grp.tol[kk], 1e-10)
-            if count < 0:
+            P = vertices_of(core, grp, kk, capacity)
+            if P is None:
                 codes[j] = Status.TOO_LARGE
                 continue
-            grid = np.minimum(1e-11, np.maximum(1e-3 * (grp.Hi[kk] - grp.Lo[kk]), 1e-300))
-            P = np.ascontiguousarray(distinct_rows(Vt[:count], grid)[:, : core.d]) if count else grp.x_of(Y0[j:j + 1])
+            if P.shape[0] == 0:
+                P = grp.x_of(Y0[j:j + 1])
             c, radius, lower, _, status = certified_ball(P)
             X[j], R[j], low[j], nv[j] = c, radius, min(lower, radius), P.shape[0]
             if status != 0 and radius - lower > 1e-9 * (1.0 + radius):
@@ -414,7 +344,7 @@ def _hold_to_set(core, grp, k, Y0, X, R, codes, check, rows, extras):
     viol = np.max(np.maximum(lo - tol - Y, Y - hi - tol), axis=1, initial=0.0)
     viol[:] = np.maximum(viol, 0.0)
     if grp.AE.shape[0]:
-        res = np.abs(X @ grp.AE.T - grp.bE[k])
+        res = np.abs(rows_times(X, grp.AE) - grp.bE[k])
         scale = core.feas_tol * (np.abs(grp.AE) @ (core.hi - core.lo) + np.abs(grp.bE[k])) + 32 * _EPS * core.d
         viol = np.maximum(viol, np.max(res - scale, axis=1, initial=0.0))
     off = np.flatnonzero(good & (viol > CLIP_TOL) & (codes <= Status.INACCURATE))
@@ -431,37 +361,3 @@ def _hold_to_set(core, grp, k, Y0, X, R, codes, check, rows, extras):
     return Xc, R, codes
 
 
-def interval_ranges(core, Lc, Uc):
-    """``(lower, upper, codes)``: the feature ranges of ``{x in box : Lc <= A x <= Uc}`` per row."""
-    N, d = Lc.shape[0], core.d
-    lower, upper = np.full((N, d), np.nan), np.full((N, d), np.nan)
-    codes = np.full(N, Status.INFEASIBLE, dtype=np.int8)
-    Lp, Up, empty, eq = clamp(core, Lc, Uc)
-    live = np.flatnonzero(~empty)
-    patterns, inverse = np.unique(eq[live], axis=0, return_inverse=True)
-    for g in range(patterns.shape[0]):
-        rows = live[inverse.ravel() == g]
-        grp = _Group(core, rows, patterns[g], Lp[rows], Up[rows])
-        k = np.flatnonzero(grp.consistent)
-        Y0 = grp.feasible_points(k) if k.size else np.zeros((0, grp.K))
-        k = k[np.all(np.isfinite(Y0), axis=1)]
-        if k.size == 0:
-            continue
-        lo_, up_, status = _group_ranges(grp, k)
-        at = rows[k]
-        lower[at], upper[at] = lo_[:, :d], up_[:, :d]
-        codes[at] = np.where(status == RANGES_OK, Status.OPTIMAL, Status.SOLVER_ERROR)
-    return lower, upper, codes
-
-
-def _group_ranges(grp, k):
-    """The lifted ranges of the rows ``k`` of one group (only the first d columns are x's)."""
-    lo_, up_ = np.full((k.size, grp.K), np.nan), np.full((k.size, grp.K), np.nan)
-    status = np.zeros(k.size, dtype=np.int64)
-    if grp.p == 0:
-        point = np.clip(grp.Qt[k], grp.Lo[k], grp.Hi[k])
-        return point, point.copy(), status
-    V, Beta, Lo, Hi = grp.V, grp.Beta[k], grp.Lo[k], grp.Hi[k]
-    row_blocks(k.size, 1, lambda a, b: lifted.range_boxes(V, Beta[a:b], Lo[a:b], Hi[a:b], lo_[a:b], up_[a:b],
-                                                         status[a:b]))
-    return lo_, up_, status

@@ -30,6 +30,7 @@ from ._validate import (
     as_interval_batch,
     as_matrix,
     as_positive_float,
+    as_positive_int,
     as_rhs,
     check_choice,
     check_options,
@@ -342,16 +343,24 @@ class BoxSlice(BoundedBatches):
         return BatchResult(centers, radii, codes, method, time.perf_counter() - t0,
                            residuals, box_viol, extras)
 
-    def vertices(self, b: Any, max_vertices: int = 1_000_000):
+    def vertices(self, b: Any = None, max_vertices: int = 1_000_000, *, noise: Any = None, lower: Any = None,
+                 upper: Any = None):
         """The vertices of S_F for one right-hand side, one per row (None past ``max_vertices``).
+
+        With ``noise`` (and ``b``) or ``lower``/``upper``, the vertices of the bounded-error set
+        ``{x in box : lower <= A x <= upper}`` (an empty array when it is empty).
 
         Examples
         --------
         >>> import chebcenter as cc
         >>> cc.BoxSlice([[1.0, 1.0]]).vertices([1.0]).tolist()
         [[1.0, 0.0], [0.0, 1.0]]
+        >>> sorted(cc.BoxSlice([[1.0, 1.0]]).vertices(lower=[1.5]).round(12).tolist())   # x1 + x2 >= 1.5
+        [[0.5, 1.0], [1.0, 0.5], [1.0, 1.0]]
         """
-
+        max_vertices = as_positive_int("max_vertices", max_vertices)
+        if noise is not None or lower is not None or upper is not None:
+            return self._vertices_bounds(b, max_vertices, noise, lower, upper)
         b = as_rhs("b", b, self.m)
         if self._core is None:
             return self.lo[None, :].copy()

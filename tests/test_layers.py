@@ -21,7 +21,7 @@ CHEBCENTER_LAYERS = (
     ("chebcenter._validate",),
     ("chebcenter.kernels", "chebcenter._cvxpy"),
     ("chebcenter.core",),
-    ("chebcenter.methods", "chebcenter.ranges"),
+    ("chebcenter.methods", "chebcenter.ranges", "chebcenter.lifting"),
     ("chebcenter.dispatch", "chebcenter.sets", "chebcenter.intervals"),
     ("chebcenter.problem", "chebcenter._bounded"),
     ("chebcenter.theory", "chebcenter.distributed", "chebcenter._warmup"),

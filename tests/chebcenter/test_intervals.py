@@ -21,15 +21,15 @@ import chebcenter as cc
 
 pytestmark = pytest.mark.numerics
 
-KINDS = ("noise", "one_sided", "mixed", "corner", "wide", "fixed", "repeated")
+KINDS = ("noise", "one_sided", "mixed", "corner", "wide", "fixed", "repeated", "rank5")
 SLACK = 1e-9
 
 
 def instance(seed, kind, d=None, m=None):
     """``(A, lo, hi, x, L, U)`` with the unknown x in the set."""
     rng = np.random.default_rng(seed)
-    d = d or int(rng.integers(2, 6))
-    m = m or int(rng.integers(1, 4))
+    d = d or (5 if kind == "rank5" else int(rng.integers(2, 6)))
+    m = m or (5 if kind == "rank5" else int(rng.integers(1, 4)))
     A = rng.standard_normal((m, d))
     lo, hi = np.zeros(d), np.ones(d)
     x = rng.random(d)
@@ -194,3 +194,34 @@ def test_one_sided_rows_and_a_single_set():
     np.testing.assert_allclose(res.center, [0.75, 0.75], atol=1e-12)
     assert res.radius == pytest.approx(np.sqrt(2) / 4, rel=1e-12)
     assert sl.center([1.5], method="exact", noise=0.0).radius == pytest.approx(np.sqrt(2) / 4)   # the segment
+
+
+@pytest.mark.parametrize("method", cc.METHODS)
+def test_a_batch_equals_its_rows_one_by_one(method):
+    """Rows of one batch with different equality patterns, one-sided rows, an empty set and a
+    NaN: the batch gives each row what the row alone gives (rcc1's barrier warm-starts along
+    the batch, so its rows agree to the barrier's accuracy, about 1e-8 in eta)."""
+    rng = np.random.default_rng(8)
+    A = rng.standard_normal((2, 5))
+    X = rng.random((8, 5))
+    B = X @ A.T
+    L, U = B - 0.05, B + 0.1
+    L[1, 0] = U[1, 0] = B[1, 0]           # one equation, one interval
+    L[2, 1] = -np.inf                      # one-sided
+    U[3, 0] = np.inf
+    L[4], U[4] = 40.0, 41.0                # empty
+    L[5, 1] = np.nan                       # invalid
+    L[6] = U[6] = B[6]                     # the equality case
+    sl = cc.BoxSlice(A)
+    batch = sl.centers(method=method, lower=L, upper=U)
+    for n in range(L.shape[0]):
+        one = sl.centers(method=method, lower=L[n:n + 1], upper=U[n:n + 1])
+        assert one.status_codes[0] == batch.status_codes[n], n
+        if method == "rcc1":
+            np.testing.assert_allclose(one.radii[0], batch.radii[n], rtol=1e-7, equal_nan=True)
+            np.testing.assert_allclose(one.centers[0], batch.centers[n], atol=2e-4, equal_nan=True)
+        else:
+            np.testing.assert_array_equal(one.centers[0], batch.centers[n])
+            np.testing.assert_array_equal(one.radii[0], batch.radii[n])
+        if batch.status_codes[n] == cc.Status.OPTIMAL:
+            assert np.linalg.norm(batch.centers[n] - X[n]) <= batch.radii[n] + SLACK

@@ -1,0 +1,250 @@
+r"""The lifting of a bounded-error set to a box slice (docs/theory.md §8.2).
+
+Private module, on the methods' floor, below :mod:`chebcenter.intervals`. For one batch
+row, the rows with ``L_j = U_j`` (after the intervals are
+clamped to what ``a_j^T x`` reaches over the box) are equalities: ``x = q + N u`` with
+``N`` an orthonormal basis of their null space and ``q`` their minimum-norm solution. The
+other rows are intervals, scaled to unit norm. In the lifted coordinates
+
+    y = (x, A_I x) = (q, A_I q) + W u,      W = [N; A_I N],
+
+``S`` is the box slice ``{y : V y = V (q, A_I q), lo_y <= y <= hi_y}`` with the box
+``[lo, L_I] x [hi, U_I]`` and ``V`` the orthonormal complement of ``range(W)``. The map
+``u -> y`` is affine and one to one, so vertices, feature ranges and emptiness are those
+of a box slice (the compiled kernels, with a box per row), and ``||x - x'|| = ||u - u'||``
+because N is orthonormal. Rows of a batch with the same equality pattern share W and V.
+
+:class:`LiftedGroup` holds one equality pattern of a batch; :func:`interval_ranges` and
+:func:`interval_vertices` are the feature ranges and the vertices of its sets.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.optimize import linprog
+
+from ._parallel import row_blocks
+from .kernels import intervals as lifted
+from .kernels.edge_walk import PIVOT_OK, PIVOT_TOO_MANY, pivot_vertices
+from .kernels.linalg import rows_times
+from .kernels.projection import EMPTY, PROJECTED
+from .kernels.qp import QP_OPTIMAL
+from .kernels.simplex import RANGES_EMPTY, RANGES_OK, lp_max
+from .kernels.vertices import distinct_rows, enumerate_vertices
+from .results import Status
+
+__all__ = ["LiftedGroup", "clamp", "corner_radius", "groups", "interval_ranges", "interval_vertices", "vertices_of"]
+
+_EPS = np.finfo(np.float64).eps
+_PROJECT_MAXIT = 200
+_QP_MAXIT = 2000
+
+
+class LiftedGroup:
+    """The rows of a batch with one equality pattern, lifted (module docstring)."""
+
+    def __init__(self, core, rows, eq, Lp, Up):
+        A, d = core.A, core.d
+        self.rows, self.d = rows, d
+        n = rows.size
+        AE, AI = A[eq], A[~eq]
+        norms = np.linalg.norm(AI, axis=1)
+        self.AI = AI / norms[:, None]
+        Li, Ui = Lp[:, ~eq] / norms, Up[:, ~eq] / norms
+        self.consistent = np.ones(n, dtype=bool)
+        if eq.any():
+            UE, s, Vt = np.linalg.svd(AE, full_matrices=True)
+            r = int(np.sum(s > (s[0] if s.size else 0.0) * max(AE.shape) * _EPS))
+            self.N = np.ascontiguousarray(Vt[r:].T)
+            bE = Lp[:, eq]
+            q = rows_times(rows_times(bE, UE[:, :r].T) / s[:r], Vt[:r].T) if r else np.zeros((n, d))
+            resid = np.linalg.norm(rows_times(q, AE) - bE, axis=1)
+            scale = np.linalg.norm(bE, axis=1) + (s[0] if s.size else 0.0) * math.sqrt(core.half_diag_sq)
+            self.consistent = resid <= core.feas_tol * np.maximum(scale, 1e-300)
+            self.AE, self.bE = AE, bE
+        else:
+            self.N = np.eye(d)
+            q = np.zeros((n, d))
+            self.AE, self.bE = np.zeros((0, d)), np.zeros((n, 0))
+        self.p = self.N.shape[1]
+        W = np.vstack([self.N, self.AI @ self.N])
+        # a lifted row that is constant on the slice (rounding-level row of W) carries no constraint
+        W[np.linalg.norm(W, axis=1) <= 64.0 * _EPS * max(W.shape)] = 0.0
+        self.W = np.ascontiguousarray(W)
+        self.K = W.shape[0]
+        Qf, _ = np.linalg.qr(W, mode="complete") if self.p else (np.eye(self.K), None)
+        self.V = np.ascontiguousarray(Qf[:, self.p:].T)
+        self.Qt = np.ascontiguousarray(np.hstack([q, rows_times(q, self.AI)]))
+        self.Lo = np.ascontiguousarray(np.hstack([np.broadcast_to(core.lo, (n, d)), Li]))
+        self.Hi = np.ascontiguousarray(np.hstack([np.broadcast_to(core.hi, (n, d)), Ui]))
+        self.Beta = rows_times(self.Qt, self.V)
+        width = self.Hi - self.Lo
+        self.tol = np.minimum(core.box_tol, np.maximum(core.feas_tol * width, 64.0 * _EPS * self.K))
+        self.metric = np.zeros(self.K)
+        self.metric[:d] = 1.0
+
+    def x_of(self, Y):
+        return np.ascontiguousarray(Y[:, : self.d])
+
+    def lift(self, X):
+        return np.hstack([X, rows_times(X, self.AI)])
+
+    def feasible_points(self, k):
+        """A point of the lifted slice for each row ``k`` (NaN rows: S is empty)."""
+        C = 0.5 * (self.Lo[k] + self.Hi[k])
+        Y = np.full((k.size, self.K), np.nan)
+        state = np.zeros(k.size, dtype=np.int64)
+        its = np.zeros(k.size, dtype=np.int64)
+        lifted.project_points_boxes(np.ascontiguousarray(C), self.V, self.Beta[k], self.Lo[k], self.Hi[k], Y, state,
+                                    its, _PROJECT_MAXIT, 1e-11 * (1.0 + float(np.max(np.abs(self.Hi), initial=1.0))))
+        Y[state == EMPTY] = np.nan
+        for j in np.flatnonzero((state != PROJECTED) & (state != EMPTY)):
+            Y[j] = self._lp_point(k[j])
+        if self.p == 0:   # one point: the equalities' solution, in the box or not
+            inside = np.all((self.Qt[k] >= self.Lo[k] - self.tol[k]) & (self.Qt[k] <= self.Hi[k] + self.tol[k]), axis=1)
+            Y = np.where(inside[:, None], np.clip(self.Qt[k], self.Lo[k], self.Hi[k]), np.nan)
+        return Y
+
+    def _lp_point(self, j):
+        """HiGHS on ``Lo - tol <= Qt + W u <= Hi + tol`` (the undecided rows), or NaN."""
+        res = linprog(np.zeros(self.p), A_ub=np.vstack([self.W, -self.W]),
+                      b_ub=np.concatenate([self.Hi[j] + self.tol[j] - self.Qt[j], self.Qt[j] - self.Lo[j] + self.tol[j]]),
+                      bounds=[(None, None)] * self.p, method="highs",
+                      options={"primal_feasibility_tolerance": 1e-10})
+        if res.status != 0:
+            return np.full(self.K, np.nan)
+        return np.clip(self.Qt[j] + self.W @ res.x, self.Lo[j], self.Hi[j])
+
+    def project(self, k, anchors, start, metric=None):
+        """``argmin (x - a)^T P (x - a)`` over S for rows ``k`` (lifted), from feasible ``start``."""
+        P = np.diag(self.metric) if metric is None else _lifted_metric(metric, self.K)
+        Y = np.ascontiguousarray(start.copy())
+        An = np.zeros((k.size, self.K))
+        An[:, : self.d] = anchors
+        status = np.zeros(k.size, dtype=np.int64)
+        its = np.zeros(k.size, dtype=np.int64)
+        row_blocks(k.size, 1, lambda a, b: lifted.project_metric_boxes(
+            P, self.V, self.Beta[k[a:b]], self.Lo[k[a:b]], self.Hi[k[a:b]], An[a:b], Y[a:b], status[a:b], its[a:b],
+            _QP_MAXIT, 1e-12))
+        return Y, status == QP_OPTIMAL, its
+
+
+def _lifted_metric(Pm, K):
+    d = Pm.shape[0]
+    P = np.zeros((K, K))
+    P[:d, :d] = Pm
+    return P
+
+
+def corner_radius(core, X):
+    """``max_{x in box} ||x - c||``: a bound for every subset of the box."""
+    return np.sqrt(np.sum(np.maximum(X - core.lo, core.hi - X) ** 2, axis=1))
+
+
+def clamp(core, Lc, Uc):
+    """The intervals clamped to what ``a_j^T x`` reaches over the box; rows that miss it
+    (beyond the tolerance) are flagged empty. Returns ``(L', U', empty, equality mask)``."""
+    reach = np.abs(core.A) @ core.hi
+    rounding = 32.0 * _EPS * core.d * np.abs(core.A).sum(axis=1)
+    size = np.where(np.isfinite(Lc), np.abs(Lc), 0.0) + np.where(np.isfinite(Uc), np.abs(Uc), 0.0)
+    tol = core.feas_tol * (2.0 * reach + size) + rounding
+    Lp, Up = np.maximum(Lc, -reach), np.minimum(Uc, reach)
+    empty = np.any(Lp > Up + tol, axis=1)
+    Up = np.maximum(Up, Lp)     # a gap within the tolerance closes to a point
+    return Lp, Up, empty, Up <= Lp
+
+
+def vertices_of(core, grp, kk, capacity):
+    """The distinct vertices (their x parts) of the lifted slice of row ``kk``, or None past
+    ``capacity``: the edge walk from an LP vertex where it can prove it saw every vertex
+    (every vertex simple, K <= 31), else the basis-by-basis enumeration (as for box slices,
+    :func:`chebcenter.methods.exact.slice_vertices`)."""
+    V, beta, lo, hi = grp.V, grp.Beta[kk], grp.Lo[kk], grp.Hi[kk]
+    if grp.K <= 31:
+        x0 = np.empty(grp.K)
+        if lp_max(V, beta, lo, hi, np.sin(1.0 + 2.718281828 * np.arange(grp.K)), x0) == RANGES_OK:
+            Vt, count, code = pivot_vertices(V, beta, lo, hi, x0, capacity, 100.0 * core.box_tol, 1e-9)
+            if code == PIVOT_OK:
+                return np.ascontiguousarray(Vt[:count, : core.d])
+            if code == PIVOT_TOO_MANY:
+                return None
+    Vt, count = enumerate_vertices(V, beta, lo, hi, capacity, grp.tol[kk], 1e-10)
+    if count < 0:
+        return None
+    grid = np.minimum(1e-11, np.maximum(1e-3 * (hi - lo), 1e-300))
+    return np.ascontiguousarray(distinct_rows(Vt[:count], grid)[:, : core.d])
+
+
+def interval_ranges(core, Lc, Uc):
+    """``(lower, upper, codes)``: the feature ranges of ``{x in box : Lc <= A x <= Uc}`` per row."""
+    N, d = Lc.shape[0], core.d
+    lower, upper = np.full((N, d), np.nan), np.full((N, d), np.nan)
+    codes = np.full(N, Status.INFEASIBLE, dtype=np.int8)
+    Lp, Up, empty, eq = clamp(core, Lc, Uc)
+    for rows, grp in groups(core, Lp, Up, eq, empty):
+        k = np.flatnonzero(grp.consistent)
+        if k.size == 0:
+            continue
+        # the LPs decide emptiness themselves (phase 1); a row they find empty is judged
+        # again at the tolerances (the projection, then an LP) and, if it is not empty, its
+        # ranges are those of the box widened by the tolerance
+        lo_, up_, status = _group_ranges(grp, k)
+        again = np.flatnonzero(status == RANGES_EMPTY)
+        if again.size:
+            Y0 = grp.feasible_points(k[again])
+            keep = np.all(np.isfinite(Y0), axis=1)
+            status[again[~keep]] = -1
+            if keep.any():
+                j = k[again[keep]]
+                saved = grp.Lo[j], grp.Hi[j]
+                grp.Lo[j], grp.Hi[j] = saved[0] - grp.tol[j], saved[1] + grp.tol[j]
+                lo2, up2, st2 = _group_ranges(grp, j)
+                grp.Lo[j], grp.Hi[j] = saved
+                lo_[again[keep]], up_[again[keep]], status[again[keep]] = lo2, up2, st2
+        k, lo_, up_, status = k[status >= 0], lo_[status >= 0], up_[status >= 0], status[status >= 0]
+        at = rows[k]
+        lower[at], upper[at] = lo_[:, :d], up_[:, :d]
+        codes[at] = np.where(status == RANGES_OK, Status.OPTIMAL, Status.SOLVER_ERROR)
+    return lower, upper, codes
+
+
+def _group_ranges(grp, k):
+    """The lifted ranges of the rows ``k`` of one group (only the first d columns are x's)."""
+    lo_, up_ = np.full((k.size, grp.K), np.nan), np.full((k.size, grp.K), np.nan)
+    status = np.zeros(k.size, dtype=np.int64)
+    if grp.p == 0:
+        point = np.clip(grp.Qt[k], grp.Lo[k], grp.Hi[k])
+        return point, point.copy(), status
+    V, Beta, Lo, Hi = grp.V, grp.Beta[k], grp.Lo[k], grp.Hi[k]
+    row_blocks(k.size, 1, lambda a, b: lifted.range_boxes(V, Beta[a:b], Lo[a:b], Hi[a:b], lo_[a:b], up_[a:b],
+                                                         status[a:b]))
+    return lo_, up_, status
+
+
+def interval_vertices(core, Lc, Uc, capacity):
+    """The vertices (x, the core's frame) of ``{x in box : Lc <= A x <= Uc}`` for one row
+    (``Lc``, ``Uc`` of shape (1, m)): an empty array for an empty set, None past ``capacity``."""
+    Lp, Up, empty, eq = clamp(core, Lc, Uc)
+    if empty[0]:
+        return np.zeros((0, core.d))
+    grp = LiftedGroup(core, np.zeros(1, dtype=np.int64), eq[0], Lp, Up)
+    k = np.flatnonzero(grp.consistent)
+    Y0 = grp.feasible_points(k) if k.size else np.zeros((0, grp.K))
+    if k.size == 0 or not np.all(np.isfinite(Y0)):
+        return np.zeros((0, core.d))
+    if grp.p == 0:
+        return grp.x_of(Y0)
+    P = vertices_of(core, grp, 0, capacity)
+    return P if P is None or P.shape[0] else grp.x_of(Y0)
+
+
+def groups(core, Lp, Up, eq, empty):
+    """The non-empty rows of a batch grouped by their equality pattern, each lifted:
+    yields ``(rows, LiftedGroup)``."""
+    live = np.flatnonzero(~empty)
+    patterns, inverse = np.unique(eq[live], axis=0, return_inverse=True)
+    for g in range(patterns.shape[0]):
+        rows = live[inverse.ravel() == g]
+        yield rows, LiftedGroup(core, rows, patterns[g], Lp[rows], Up[rows])
