@@ -27,8 +27,8 @@ __all__ = ["EXTRAS", "ORDER", "STEPS", "Helper", "cache_is_cold", "cold_steps", 
 #: the order in which a typical session first uses the methods (the benchmark's order)
 ORDER = ("half", "half_star", "ls", "cls", "rcc2", "rcc1", "exact", "project", "auto", "ranges", "bnb")
 #: kernels only some problems reach (a rank-deficient A in cls, d - rank = 1 in rcc1, the
-#: general sets): compiled last
-EXTRAS = ("rcc1_segment", "sets", "cls_gelsd")
+#: general sets, the bounded-error sets' per-row boxes): compiled last
+EXTRAS = ("rcc1_segment", "sets", "cls_gelsd", "intervals")
 STEPS = ORDER + EXTRAS
 #: the steps whose fixed problem has a row with half* outside the box, so that the compiled
 #: projection (the emptiness decision of every method, shared by all) is compiled with them
@@ -42,6 +42,7 @@ def _step_kernels() -> dict:
     from .kernels.bvls import bvls_rows
     from .kernels.closed_forms import prepare_rows
     from .kernels.edge_walk import pivot_vertices
+    from .kernels.intervals import project_metric_boxes, project_points_boxes, range_boxes
     from .kernels.nnls import nnls_rows
     from .kernels.projection import project_rows
     from .kernels.qp import project_metric_rows
@@ -54,7 +55,8 @@ def _step_kernels() -> dict:
     return {"half": closed, "half_star": closed, "ls": closed, "cls": base + (bvls_rows,), "rcc2": closed,
             "rcc1": base + (nnls_rows, rcc1_barrier_rows, certify_rows), "exact": exact,
             "project": base + (project_metric_rows,), "auto": exact, "ranges": base + (range_rows,),
-            "bnb": base + (farthest_point_dfs,)}
+            "bnb": base + (farthest_point_dfs,),
+            "intervals": (project_points_boxes, project_metric_boxes, range_boxes)}
 
 
 def _cached_here(kernel) -> bool:
@@ -175,6 +177,10 @@ def _run(step: str) -> None:
         P1.centers(rng.random((2, 4)) @ A[:, :4].T, "rcc1", fast_path=False)
     elif step == "sets":
         Polytope(np.vstack([np.eye(2), -np.eye(2)]), np.ones(4)).center("rcc1")
+    elif step == "intervals":   # bounded-error sets: the lifted kernels with a box per row
+        for method in ("rcc1", "rcc2", "exact", "cls", "project"):
+            P.centers(B, method, noise=0.05)
+        P.feature_ranges(B, noise=0.05)
     elif step == "rcc1":
         P.centers(B, "rcc1")
         P.centers(B, "rcc1", fast_path=False)
@@ -194,7 +200,8 @@ def warmup(steps=None, progress=None, jobs: int = 1) -> float:
     ----------
     steps : str or sequence of str, optional
         Names from :data:`STEPS` (the methods, ``"ranges"``, ``"bnb"``, and the kernels
-        only some problems reach: ``"rcc1_segment"``, ``"sets"``, ``"cls_gelsd"``).
+        only some problems reach: ``"rcc1_segment"``, ``"sets"``, ``"cls_gelsd"``,
+        ``"intervals"``).
         Default: all of them.
     progress : callable, optional
         Called as ``progress(step, seconds)`` after each step (with ``jobs > 1``: after
