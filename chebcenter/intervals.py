@@ -28,7 +28,7 @@ import numpy as np
 
 from ._cvxpy import EbtDual, status_of
 from ._parallel import row_blocks
-from .core import CLIP_TOL
+from .core import CLIP_TOL, _Core
 from .kernels.ball import certified_ball
 from .kernels.bvls import NEEDS_GELSD, bvls_rows
 from .kernels.linalg import rows_times
@@ -36,6 +36,8 @@ from .kernels.nnls import nnls_rows
 from .kernels.rcc1 import COLD_MU, CONVERGED, NUMERICAL_FAILURE, ROBUST_MU, rcc1_barrier_rows
 from .kernels.rcc1_certificate import certify_rows
 from .lifting import clamp, corner_radius, groups, interval_ranges, interval_vertices, vertices_of
+from .methods.bnb import bnb_center
+from .methods.exact import _lower_in_slice
 from .results import Status
 
 __all__ = ["INTERVAL_METHODS", "interval_ranges", "interval_vertices", "solve_intervals"]
@@ -305,7 +307,13 @@ def _exact(core, grp, k, Y0, L, U, opts, capacity=None):
             if grp.p == 0:
                 X[j], R[j], low[j], nv[j] = grp.x_of(Y0[j:j + 1])[0], 0.0, 0.0, 1
                 continue
-            P = vertices_of(core, grp, kk, capacity)
+            algorithm = opts.get("algorithm", "enumerate")
+            one_row = grp.AE.shape[0] == 0 and grp.K == core.d + 1   # the branch and bound's rank 1
+            P = None if (algorithm == "bnb" and one_row) else vertices_of(core, grp, kk, capacity)
+            if P is None and one_row and algorithm != "enumerate":
+                _, r2, _ = _rcc2_core(core, grp, k[j:j + 1], Y0[j:j + 1])
+                X[j], R[j], low[j], codes[j] = _lifted_bnb(core, grp, kk, opts, float(r2[0]))
+                continue
             if P is None:
                 codes[j] = Status.TOO_LARGE
                 continue
@@ -320,6 +328,43 @@ def _exact(core, grp, k, Y0, L, U, opts, capacity=None):
 
     row_blocks(n, 1, block)
     return X, R, codes, {"radius_lower": low, "n_vertices": nv}
+
+
+#: the lifted coordinate of the interval row is shrunk to a half-width of _SHRINK times
+#: rcc2's radius (a bound on the set's) for the branch and bound: see _lifted_bnb
+_SHRINK = 1e-4
+
+
+def _lifted_bnb(core, grp, kk, opts, r2):
+    """The certified branch and bound of box slices (:func:`chebcenter.methods.bnb.bnb_center`)
+    on one interval row ``l <= a^T x <= u`` (docs/theory.md §8.4).
+
+    Lifted with its coordinate shrunk, ``y = (x, (a^T x - c) / lam)`` with c the interval's
+    midpoint and ``lam = (u - l) / (2 eps)``, the set is the rank-1 box slice
+    ``{y : a^T x - lam y_s = c, x in box, |y_s| <= eps}``. Distances there are at least
+    x's, so the slice's certified radius bounds S; and a ball of radius r(S) about
+    ``(c_x, 0)`` holds the lifted set within ``sqrt(r(S)^2 + eps^2)``, so its certified lower
+    bound L gives ``r(S) >= sqrt(L^2 - eps^2)``. ``eps = 1e-4 r2`` (r2: rcc2's radius, at
+    least r(S)) costs the lower bound at most 5e-9 of r2; a smaller eps would let the slice's
+    own feasibility tolerance on y_s (1e-13 absolute) grow by lam into x's interval.
+    Returns ``(center, radius, lower, status)``."""
+    d = core.d
+    lo_s, hi_s = grp.Lo[kk, d], grp.Hi[kk, d]
+    eps = _SHRINK * max(r2, 1e-12)
+    lam = (hi_s - lo_s) / (2.0 * eps)
+    a = grp.AI[0]
+    A_l = np.ascontiguousarray(np.append(a, -lam)[None, :] / math.hypot(1.0, lam))
+    lifted = _Core(A_l, np.append(core.hi, eps), np.zeros(d + 1), None, core.feas_tol)
+    q = lifted.q_of(np.array([0.5 * (lo_s + hi_s) / math.hypot(1.0, lam)]))
+    # half the gap for the search: the lower bound then loses up to 5e-9 (eps) and the
+    # projection of its support (_lower_in_slice), and the row is judged at the full gap
+    c, up, low, sup, info = bnb_center(lifted, q, gap_tol=0.5 * opts["gap_tol"], max_nodes=opts["max_nodes"])
+    if c is None or not np.isfinite(up):
+        return np.full(d, np.nan), np.nan, np.nan, Status.SOLVER_ERROR if c is None else Status.TOO_LARGE
+    low = _lower_in_slice(lifted, q, sup, low)
+    lower = math.sqrt(max(low * low - eps * eps, 0.0))
+    certified = info["complete"] and up <= lower * (1.0 + opts["gap_tol"]) + 1e-12
+    return c[:d], up, min(lower, up), Status.OPTIMAL if certified else Status.INACCURATE
 
 
 def _auto(core, grp, k, Y0, L, U, opts):

@@ -225,3 +225,41 @@ def test_a_batch_equals_its_rows_one_by_one(method):
             np.testing.assert_array_equal(one.radii[0], batch.radii[n])
         if batch.status_codes[n] == cc.Status.OPTIMAL:
             assert np.linalg.norm(batch.centers[n] - X[n]) <= batch.radii[n] + SLACK
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_branch_and_bound_on_one_interval_row_agrees_with_the_enumeration(seed):
+    """One interval row, no equations: ``algorithm="bnb"`` (the box slices' branch and bound
+    on the lifted row, docs/theory.md §8.4) and the enumeration bracket the same radius:
+    each one's lower bound is below the other's radius (slack 1e-9: both accept vertices to
+    the feasibility tolerance), and the branch and bound's gap is within ``gap_tol``."""
+    rng = np.random.default_rng(seed)
+    d = int(rng.integers(3, 9))
+    a = rng.integers(-4, 5, size=(1, d)).astype(float) if seed % 2 else rng.standard_normal((1, d))
+    a[0, 0] = a[0, 0] or 1.0
+    x = rng.random(d)
+    lo_b, up_b = float(a[0] @ x) - rng.uniform(0, 0.4), float(a[0] @ x) + rng.uniform(0, 0.4)
+    sl = cc.BoxSlice(a)
+    en = sl.center(method="exact", lower=[lo_b], upper=[up_b], algorithm="enumerate")
+    bb = sl.center(method="exact", lower=[lo_b], upper=[up_b], algorithm="bnb")
+    assert bb.status == en.status == cc.Status.OPTIMAL
+    assert bb.extras["radius_lower"] <= en.radius + SLACK and en.extras["radius_lower"] <= bb.radius + SLACK
+    assert bb.radius <= bb.extras["radius_lower"] * (1 + 1e-6) + 1e-12
+    V = brute_vertices(a, np.array([lo_b]), np.array([up_b]), np.zeros(d), np.ones(d))
+    assert worst_error(V, bb.center) <= bb.radius + SLACK
+    assert np.linalg.norm(bb.center - x) <= bb.radius + SLACK
+
+
+def test_past_the_enumeration_one_interval_row_is_certified_by_the_branch_and_bound():
+    """d = 28: millions of vertices; with a vertex budget of 1000, ``exact`` (algorithm "auto")
+    hands the row to the branch and bound, which certifies it; the unknown is covered."""
+    rng = np.random.default_rng(2)
+    d = 28
+    a = rng.standard_normal((1, d))
+    x = rng.random(d)
+    sl = cc.BoxSlice(a)
+    res = sl.center(a @ x, method="exact", noise=0.1, max_vertices=1000)
+    assert res.status == cc.Status.OPTIMAL
+    assert res.extras["radius_lower"] <= res.radius <= res.extras["radius_lower"] * (1 + 1e-6) + 1e-12
+    assert np.linalg.norm(res.center - x) <= res.radius + SLACK
+    assert sl.center(a @ x, method="exact", noise=0.1, max_vertices=1000, algorithm="enumerate").status == cc.Status.TOO_LARGE
