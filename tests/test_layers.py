@@ -33,7 +33,7 @@ VFLATTACK_LAYERS = (
     ("vflattack._errors",),
     ("vflattack._validate",),
     ("vflattack.datasets", "vflattack.model"),
-    ("vflattack.system",),
+    ("vflattack.system", "vflattack.release"),
     ("vflattack.attacks",),
     ("vflattack.audit",),
     ("vflattack.report",),

@@ -35,6 +35,7 @@ from .attacks import (
 )
 from .audit import Result, run_audit, run_known_input, run_threat_audit
 from .model import VFLModel, train_vfl_model
+from .release import Release, release_to_bounds
 from .report import audit_log, render, verify_report
 from .system import LinearSystem, ScoreFlag, difference_matrix, scores_to_system
 
@@ -51,6 +52,7 @@ __all__ = [
     "LinearSystem",
     "PRIOR_METHODS",
     "Prior",
+    "Release",
     "Result",
     "ScoreFlag",
     "VFLModel",
@@ -67,6 +69,7 @@ __all__ = [
     "difference_matrix",
     "orthogonal_defence",
     "refine_adversary_model",
+    "release_to_bounds",
     "render",
     "report",
     "run_audit",

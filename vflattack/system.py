@@ -55,6 +55,7 @@ class ScoreFlag(enum.IntFlag):
     NONFINITE = 1        #: NaN or inf in the row
     SATURATED = 2        #: an entry <= 0 or >= 1: its log-ratio is infinite or lost
     NOT_NORMALISED = 4   #: the row does not sum to 1 within ``sum_tol``
+    IMPOSSIBLE = 8       #: no score vector is consistent with this release (:mod:`vflattack.release`)
 
 
 @dataclass(frozen=True)

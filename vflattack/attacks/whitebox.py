@@ -13,6 +13,7 @@ import chebcenter as cc
 
 from .._validate import InvalidInputError
 from ..model import VFLModel
+from ..release import BoundedSystem, Release, release_to_bounds
 from ..system import LinearSystem, scores_to_system
 from .prior import PRIOR_METHODS, Prior
 
@@ -51,7 +52,7 @@ class AttackResult:
     radii: dict
     score_flags: np.ndarray
     times: dict
-    system: LinearSystem | None = None
+    system: LinearSystem | BoundedSystem | None = None
     extras: dict = field(default_factory=dict)
 
     @property
@@ -115,21 +116,23 @@ def default_estimator(model: VFLModel) -> str:
     return "ls" if model.box_slice.rank == model.n_passive else "half_star"
 
 
-def reconstruct(A: np.ndarray | cc.BoxSlice, B: np.ndarray, valid: np.ndarray, methods: Sequence[str], *,
+def reconstruct(A: np.ndarray | cc.BoxSlice, B: np.ndarray | None, valid: np.ndarray, methods: Sequence[str], *,
                 lo: float = 0.0, hi: float = 1.0, prior_mean: Any = None, prior: Prior | None = None,
-                rng: Any = 0, method_options: Mapping[str, Mapping] | None = None, progress: Any = None):
+                rng: Any = 0, method_options: Mapping[str, Mapping] | None = None, progress: Any = None,
+                bounds: tuple | None = None):
     """Run estimators on ``A x = B[n]`` for the valid rows (shared by every attack).
 
     ``A`` is the matrix or, better, a :class:`chebcenter.BoxSlice` already built on it
     (e.g. :attr:`VFLModel.box_slice`, factored once per model; its box is used and
     ``lo``/``hi`` are ignored). Calls each method on the whole batch: chebcenter's methods,
     the baselines (``random``, ``mean``: needs ``prior_mean`` or ``prior``) and the
-    prior-aware attacks (``prior``, ``gaussian``: need ``prior``). Returns
-    ``(reconstructions, status, radii, times)``.
+    prior-aware attacks (``prior``, ``gaussian``: need ``prior``). With ``bounds=(L, U)``
+    (and ``B`` None) the sets are ``L[n] <= A x <= U[n]`` (a release that is not exact,
+    :mod:`vflattack.release`). Returns ``(reconstructions, status, radii, times)``.
     """
     prob = A if isinstance(A, cc.BoxSlice) else cc.BoxSlice(A, lo=lo, hi=hi)
     lo, hi = prob.lo, prob.hi
-    N, d = B.shape[0], prob.d
+    N, d = (B if bounds is None else bounds[0]).shape[0], prob.d
     method_options = dict(method_options or {})
     known = cc.METHODS + BASELINES + PRIOR_METHODS
     unknown = [m for m in methods if m not in known]
@@ -163,8 +166,11 @@ def reconstruct(A: np.ndarray | cc.BoxSlice, B: np.ndarray, valid: np.ndarray, m
             opts = dict(method_options.get(name, {}))
             if name in PRIOR_METHODS:
                 opts.update(anchor=prior.mean, metric=None if name == "prior" else prior.cov)
-            br = prob.centers(B[valid], method="project" if name in PRIOR_METHODS else name,
-                              on_inconsistent="project", **opts)
+            method = "project" if name in PRIOR_METHODS else name
+            if bounds is None:
+                br = prob.centers(B[valid], method=method, on_inconsistent="project", **opts)
+            else:
+                br = prob.centers(method=method, lower=bounds[0][valid], upper=bounds[1][valid], **opts)
             X[valid], st[valid], rad[valid] = br.centers, br.status, br.radii
         recon[name], status[name], radii[name] = X, st, rad
         times[name] = time.perf_counter() - t0
@@ -177,7 +183,7 @@ def whitebox_attack(model: VFLModel, scores: Any, Y: Any,
                     methods: Sequence[str] = DEFAULT_METHODS, *, prior_mean: Any = None,
                     prior: Prior | None = None, log_scores: bool = False, rng: Any = 0,
                     method_options: Mapping[str, Mapping] | None = None,
-                    progress: Any = None) -> AttackResult:
+                    progress: Any = None, release: Release | None = None) -> AttackResult:
     """Reconstruct the passive features from scores, knowing ``W_act, W_pas, b``.
 
     Builds ``A = J W_pas`` and ``b'_n = c'_n - J W_act y_n - J b`` (docs/theory.md §3),
@@ -190,6 +196,10 @@ def whitebox_attack(model: VFLModel, scores: Any, Y: Any,
     scores are invalid are flagged, not used.
     An inconsistent ``b'`` (noisy scores with rank A < k - 1) is projected
     onto Col(A) (``on_inconsistent="project"``; residual in the status extras).
+    ``release`` (a :class:`vflattack.Release`) says how the scores were published: when it
+    is not exact, ``scores`` is what was published (rounded probabilities, labels, ...) and
+    the sets are the release's interval rows over every pair of classes
+    (:func:`vflattack.release.release_to_bounds`), which always hold the record.
 
     Examples
     --------
@@ -203,6 +213,12 @@ def whitebox_attack(model: VFLModel, scores: Any, Y: Any,
     """
     if not isinstance(model, VFLModel):
         raise InvalidInputError(f"model must be a VFLModel; got {type(model).__name__}")
+    if release is not None and not release.exact:
+        bounded = release_to_bounds(model, scores, Y, release)
+        recon, status, radii, times = reconstruct(
+            cc.BoxSlice(bounded.A), None, bounded.valid, tuple(methods), prior_mean=prior_mean, prior=prior, rng=rng,
+            method_options=method_options, progress=progress, bounds=(bounded.L, bounded.U))
+        return AttackResult(recon, status, radii, bounded.flags, times, bounded)
     system = scores_to_system(model, scores, Y, log_scores=log_scores)
     recon, status, radii, times = reconstruct(
         model.box_slice, np.nan_to_num(system.B), system.valid, tuple(methods), prior_mean=prior_mean, prior=prior,

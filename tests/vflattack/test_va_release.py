@@ -1,0 +1,116 @@
+"""Releases: what a published score implies (docs/theory.md §3, "Releases"). The record always lies in
+the set a release gives (an outer approximation), so every certificate computed on it holds
+for the record; saturated and label-only rows are attacked, impossible ones refused."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import vflattack as va
+from vflattack.system import ScoreFlag
+
+SLACK = 1e-9
+
+
+def _model(k, d=4, d_a=2, seed=0, scale=2.0):
+    rng = np.random.default_rng(seed)
+    return va.VFLModel(scale * rng.standard_normal((k, d_a)), scale * rng.standard_normal((k, d)), rng.standard_normal(k))
+
+
+def _data(model, n=300, seed=1):
+    rng = np.random.default_rng(seed)
+    return rng.random((n, model.n_active)), rng.random((n, model.n_passive))
+
+
+def _inside(sysb, X):
+    ax = X @ sysb.A.T
+    ok = sysb.valid
+    tol = 1e-9 * (1 + np.abs(ax))
+    return np.all((ax[ok] >= sysb.L[ok] - tol[ok]) & (ax[ok] <= sysb.U[ok] + tol[ok]))
+
+
+@pytest.mark.parametrize("k", [2, 3, 4])
+@pytest.mark.parametrize("decimals", [1, 2, 4])
+def test_rounded_probabilities_keep_the_record_in_the_set(k, decimals):
+    m = _model(k)
+    Y, X = _data(m)
+    S = np.round(m.predict_proba(Y, X), decimals)
+    sysb = va.release_to_bounds(m, S, Y, va.Release("round", decimals))
+    assert sysb.valid.all()                      # 0.00 and 1.00 are attacked, not refused
+    assert _inside(sysb, X)
+    assert sysb.A.shape == (k * (k - 1) // 2, m.n_passive)
+
+
+@pytest.mark.parametrize("release", ["label", "clip:0.05", "noise:0.02", "loground:2", "top1:2"])
+@pytest.mark.parametrize("k", [2, 3])
+def test_every_release_keeps_the_record_in_the_set(release, k):
+    m = _model(k)
+    Y, X = _data(m)
+    rel = va.Release.parse(release)
+    P = m.predict_proba(Y, X)
+    rng = np.random.default_rng(2)
+    if rel.kind == "label":
+        shown = np.argmax(P, axis=1)
+    elif rel.kind == "clip":
+        shown = np.clip(P, 0.05, 0.95)
+    elif rel.kind == "noise":
+        shown = P + rng.uniform(-0.02, 0.02, P.shape)
+    elif rel.kind == "loground":
+        shown = np.round(m.predict_log_proba(Y, X), 2)
+    else:
+        shown = (np.argmax(P, axis=1), np.round(P.max(axis=1), 2))
+    sysb = va.release_to_bounds(m, shown, Y, rel)
+    assert sysb.valid.all()
+    assert _inside(sysb, X)
+
+
+def test_gaussian_noise_holds_with_the_stated_probability():
+    """sigma = 0.01, confidence 0.95 (union bound over the k classes): on 3000 records the set
+    holds the record at least 0.95 of the time up to 3 binomial standard deviations (0.012)."""
+    m = _model(3)
+    Y, X = _data(m, n=3000)
+    P = m.predict_proba(Y, X)
+    shown = P + np.random.default_rng(4).normal(0.0, 0.01, P.shape)
+    sysb = va.release_to_bounds(m, shown, Y, va.Release("gaussian", 0.01, confidence=0.95))
+    ax = X @ sysb.A.T
+    held = np.all((ax >= sysb.L - 1e-12) & (ax <= sysb.U + 1e-12), axis=1) | ~sysb.valid
+    assert held.mean() >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / 3000)
+
+
+@pytest.mark.parametrize("release", ["round:2", "label", "top1:2"])
+def test_the_attack_on_a_release_certifies_the_record(release):
+    """Every OPTIMAL row of the set methods covers the record with its radius."""
+    m = _model(3, d=5)
+    Y, X = _data(m, n=60)
+    rel = va.Release.parse(release)
+    P = m.predict_proba(Y, X)
+    shown = {"round": np.round(P, 2), "label": np.argmax(P, axis=1),
+             "top1": (np.argmax(P, axis=1), np.round(P.max(axis=1), 2))}[rel.kind]
+    res = va.whitebox_attack(m, shown, Y, methods=("exact", "rcc1", "rcc2", "half"), release=rel)
+    for name in ("exact", "rcc1", "rcc2", "half"):
+        ok = np.array([s is not None and s.name == "OPTIMAL" for s in res.status[name]])
+        assert ok.mean() > 0.9, name
+        err = np.linalg.norm(res.reconstructions[name][ok] - X[ok], axis=1)
+        assert np.all(err <= res.radii[name][ok] + SLACK), name
+
+
+def test_impossible_and_nonfinite_releases_are_refused_with_a_flag():
+    m = _model(3)
+    Y, X = _data(m, n=4)
+    S = np.round(m.predict_proba(Y, X), 2)
+    S[0] = [0.9, 0.9, 0.9]        # no probability vector rounds to it
+    S[1, 0] = np.nan
+    S[2] = [1.5, -0.5, 0.0]
+    sysb = va.release_to_bounds(m, S, Y, va.Release("round", 2))
+    assert sysb.flags[0] & ScoreFlag.IMPOSSIBLE and sysb.flags[1] & ScoreFlag.NONFINITE
+    assert sysb.flags[2] & ScoreFlag.IMPOSSIBLE and sysb.flags[3] == 0
+    assert _inside(sysb, X)
+
+
+def test_release_arguments_are_checked():
+    assert va.Release.parse("gaussian:0.1:0.9") == va.Release("gaussian", 0.1, 0.9)
+    for bad, match in [("round", "needs decimals"), ("round:x", "must be a number"), ("label:2", "takes no parameter"),
+                       ("rounded:2", "kind must be one of"), ("round:1.5", "must be an integer"), ("clip:0.7", "below 0.5")]:
+        with pytest.raises(va.InvalidInputError, match=match):
+            va.Release.parse(bad)
