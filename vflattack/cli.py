@@ -27,6 +27,15 @@ ALL_METHODS = cc.METHODS + BASELINES + PRIOR_METHODS
 SWEEP_METHODS = ("half", "ls", "half_star", "rcc2", "random", "mean")
 
 
+def _release(text: str):
+    from .release import Release
+
+    try:
+        return Release.parse(text)
+    except cc.InvalidInputError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -94,6 +103,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="number(s) of passive features d (default: 10); several values draw the MSE-vs-d plot")
     audit.add_argument("--passive-columns", nargs="+", default=None, metavar="COL",
                        help="the passive party's columns by index or feature name (overrides --passive)")
+    audit.add_argument("--release", nargs="+", default=None, type=_release, metavar="RELEASE",
+                       help="what the deployment published (default exact): round:K, loground:K, clip:EPS, label, "
+                            "top1:K, noise:DELTA, gaussian:SIGMA[:CONF], laplace:B[:CONF]; several values audit each "
+                            "(docs/vflattack.md, 'Releases')")
     audit.add_argument("--attacks", nargs="+", default=["whitebox"], choices=["whitebox", "blackbox", "agnostic"],
                        help="threat models: whitebox (knows W_act, W_pas, b; the default), blackbox (knows W_act and "
                             "the signs of J w_pas; one passive feature, MSE vs number of predictions), agnostic "
@@ -331,10 +344,12 @@ def main(argv=None) -> int:
             results = []
             if "whitebox" in args.attacks:
                 prior_data = _read_prior(args.prior_file) if args.prior_file else None
-                results.append(run_audit(args.dataset, args.passive, args.methods, args.seeds, args.predictions,
-                                         args.data_dir, predict_fraction=args.predict_fraction, progress=progress,
-                                         passive_columns=args.passive_columns, prior_data=prior_data, tau=args.tau,
-                                         radius_threshold=args.radius_threshold))
+                for rel in args.release or [_release("exact")]:
+                    results.append(run_audit(args.dataset, args.passive, args.methods, args.seeds, args.predictions,
+                                             args.data_dir, predict_fraction=args.predict_fraction, progress=progress,
+                                             passive_columns=args.passive_columns, prior_data=prior_data, tau=args.tau,
+                                             radius_threshold=args.radius_threshold,
+                                             release=None if rel.exact else rel))
             if set(args.attacks) - {"whitebox"} or args.defence:
                 from .audit import run_threat_audit
 
@@ -364,11 +379,14 @@ def main(argv=None) -> int:
 
         several_datasets = len({rep.config["dataset"] for rep in reports}) > 1
         several_d = args.command == "audit" and len(args.passive) > 1
+        several_releases = args.command == "audit" and len(args.release or ()) > 1
         placed = []
         for rep in reports:
             sub = pathlib.Path(rep.config["dataset"]) if several_datasets else pathlib.Path()
             if several_d and rep.kind == "threats":
                 sub = sub / f"d{rep.config['n_passive']}"
+            if several_releases and rep.kind == "audit":
+                sub = sub / f"release-{rep.config['release'].replace(':', '-')}"
             placed.append((sub, rep))
         try:
             _write(args.out, placed)

@@ -94,6 +94,47 @@ class Release:
             raise InvalidInputError(f"release {text!r} has too many fields")
         return cls(kind, value, confidence)
 
+    def publish(self, model: VFLModel, Y: Any, X: Any, rng: Any = 0) -> Any:
+        """What a deployment with this release would publish for the records ``(Y, X)``: the
+        argument :func:`release_to_bounds` and ``whitebox_attack(release=)`` take. Noise is
+        drawn from ``rng`` (bounded noise uniform in [-delta, delta])."""
+        P = model.predict_proba(Y, X)
+        gen = np.random.default_rng(rng)
+        K = None if self.value is None else int(self.value)
+        if self.kind == "exact":
+            return P
+        if self.kind == "round":
+            return np.round(P, K)
+        if self.kind == "loground":
+            return np.round(model.predict_log_proba(Y, X), K)
+        if self.kind == "clip":
+            return np.clip(P, self.value, 1.0 - self.value)
+        if self.kind == "label":
+            return np.argmax(P, axis=1)
+        if self.kind == "top1":
+            return np.argmax(P, axis=1), np.round(P.max(axis=1), K)
+        if self.kind == "noise":
+            return P + gen.uniform(-self.value, self.value, P.shape)
+        if self.kind == "gaussian":
+            return P + gen.normal(0.0, self.value, P.shape)
+        return P + gen.laplace(0.0, self.value, P.shape)
+
+    def describe(self) -> str:
+        """The release in words, for the first line of a report."""
+        v = self.value
+        words = {"exact": "exact scores (full-precision probabilities)",
+                 "round": f"probabilities rounded to {int(v or 0)} decimals",
+                 "loground": f"log-probabilities rounded to {int(v or 0)} decimals",
+                 "clip": f"probabilities clipped to [{v:g}, {1 - (v or 0):g}]" if v is not None else "",
+                 "label": "the label only (argmax)",
+                 "top1": f"the top-1 label with its probability rounded to {int(v or 0)} decimals",
+                 "noise": f"probabilities with bounded noise |w| <= {v:g}" if v is not None else "",
+                 "gaussian": f"probabilities with Gaussian noise (sigma {v:g}); certificates hold with probability "
+                             f"{self.confidence:g} per record" if v is not None else "",
+                 "laplace": f"probabilities with Laplace noise (b {v:g}); certificates hold with probability "
+                            f"{self.confidence:g} per record" if v is not None else ""}
+        return words[self.kind]
+
     @property
     def exact(self) -> bool:
         return self.kind == "exact"

@@ -114,3 +114,27 @@ def test_release_arguments_are_checked():
                        ("rounded:2", "kind must be one of"), ("round:1.5", "must be an integer"), ("clip:0.7", "below 0.5")]:
         with pytest.raises(va.InvalidInputError, match=match):
             va.Release.parse(bad)
+
+
+def test_the_audit_of_a_rounded_release_attacks_every_row_and_names_the_release(tmp_path, capsys):
+    """The audit publishes the scores as the release says, attacks every row (rounded 0.00 and
+    1.00 included: the naive attack refuses most of them), covers each record with the exact
+    method's certificate, and says which release it audited on the first line."""
+    res = va.run_audit("wine", n_passive=(4,), methods=("half_star", "exact", "mean"), release=va.Release.parse("round:2"))
+    rec = res.records[0]
+    assert rec.status["exact"] == {"OPTIMAL": rec.n_predictions}
+    assert rec.status["naive"]["refused"] > 0 and rec.status["naive"]["used"] + rec.status["naive"]["refused"] == rec.n_predictions
+    arr = rec.arrays
+    err = np.linalg.norm(arr["recon_exact"] - arr["X"], axis=1)
+    assert np.all(err <= arr["radius_upper"] * np.sqrt(rec.n_passive) + SLACK)       # r* bounds the record
+    assert va.render(res).table().splitlines()[0].startswith("wine, d = 4, release: probabilities rounded to 2 decimals:")
+    from vflattack.cli import main
+
+    assert main(["audit", "--dataset", "wine", "--passive", "4", "--methods", "half_star", "mean", "--release", "round:3",
+                 "label", "--no-progress", "--out", str(tmp_path / "rep")]) == 0
+    out = capsys.readouterr().out
+    assert "release: probabilities rounded to 3 decimals" in out and "release: the label only (argmax)" in out
+    assert (tmp_path / "rep" / "release-round-3" / "report.json").exists() and va.verify_report(tmp_path / "rep")
+    with pytest.raises(SystemExit):
+        main(["audit", "--release", "round:x", "--no-progress"])
+    assert "argument --release" in capsys.readouterr().err

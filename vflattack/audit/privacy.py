@@ -17,8 +17,11 @@ Radii are reported per feature, r*/sqrt(d), on the same scale as the per-feature
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+
+import chebcenter as cc
 
 from ..model import VFLModel
 
@@ -40,8 +43,10 @@ class Exposure:
     upper: np.ndarray
 
 
-def exposure(model: VFLModel, B: np.ndarray, valid: np.ndarray) -> Exposure:
-    """Minimax radii and feature ranges of the rows ``B[valid]`` of ``A x = b'`` (A = J W_pas).
+def exposure(model: VFLModel, B: np.ndarray | None, valid: np.ndarray, system: Any = None) -> Exposure:
+    """Minimax radii and feature ranges of the rows ``B[valid]`` of ``A x = b'`` (A = J W_pas),
+    or, with ``system`` a :class:`vflattack.release.BoundedSystem` (a release that is not
+    exact; B None), of its sets ``L <= A x <= U``.
 
     ``radius_upper`` is r*/sqrt(d) (exact where enumeration is cheap, else rcc1's bound);
     ``radius_lower`` is the larger of exact's dual bound and ``max_i (u_i - l_i) / 2``.
@@ -54,16 +59,24 @@ def exposure(model: VFLModel, B: np.ndarray, valid: np.ndarray) -> Exposure:
     >>> (e.radius_upper * np.sqrt(2)).round(4).tolist(), e.lower.round(4).tolist()
     ([0.7071, 0.1414], [[0.0, 0.0], [0.0, 0.0]])
     """
-    N, d = B.shape[0], model.n_passive
-    sl = model.box_slice
+    d = model.n_passive
+    if system is None:
+        sl, N = model.box_slice, B.shape[0]
+
+        def ask(fn, **kw):
+            return fn(B[valid], on_inconsistent="project", **kw)
+    else:
+        sl, N = cc.BoxSlice(system.A), system.L.shape[0]
+
+        def ask(fn, **kw):
+            return fn(lower=system.L[valid], upper=system.U[valid], **kw)
     up, low = np.full(N, np.nan), np.full(N, np.nan)
     lo_r, hi_r = np.full((N, d), np.nan), np.full((N, d), np.nan)
     exact = np.zeros(N, dtype=bool)
     if valid.any():
-        Bv = B[valid]
-        ranges = sl.feature_ranges(Bv, on_inconsistent="project")
+        ranges = ask(sl.feature_ranges)
         lo_r[valid], hi_r[valid] = ranges.lower, ranges.upper
-        rad = sl.centers(Bv, "auto", on_inconsistent="project")
+        rad = ask(sl.centers, method="auto")
         half_width = 0.5 * np.nanmax(ranges.widths, axis=1, initial=0.0)
         lower = np.fmax(np.nan_to_num(rad.extras["radius_lower"], nan=0.0), half_width)
         ok = rad.ok

@@ -24,6 +24,7 @@ import chebcenter as cc
 
 from .._validate import InvalidInputError
 from ..attacks import BASELINES, DEFAULT_METHODS, PRIOR_METHODS, Prior, whitebox_attack
+from ..release import Release
 from .privacy import exposure as _exposure
 from .privacy import privacy_summary
 from .protocol import PREDICT_FRACTION, Result, build_scenario, load_data, resolve_columns
@@ -63,7 +64,7 @@ def run_audit(dataset: str = "breast_cancer", n_passive: Sequence[int] = (10,),
               l2: float = 1e-3, method_options: dict | None = None, progress: bool = False,
               data: tuple | None = None, passive_columns: Sequence[Any] | None = None,
               prior_data: Any = None, tau: float = 0.1, radius_threshold: float = 0.1,
-              exposure: bool = True) -> Result:
+              exposure: bool = True, release: Release | None = None) -> Result:
     """Audit a VFL logistic regression on ``dataset`` for each passive count and seed.
 
     The passive party holds the last d columns after a seeded shuffle (one run
@@ -78,6 +79,12 @@ def run_audit(dataset: str = "breast_cancer", n_passive: Sequence[int] = (10,),
     (:mod:`vflattack.audit.privacy`), summarised with the leakage beyond the prior in
     ``record.privacy``: ``tau`` is the pinned-feature threshold (a share of the feature's
     range) and ``radius_threshold`` the r*/sqrt(d) below which a record counts as exposed.
+
+    ``release`` (a :class:`vflattack.Release`, default exact) says what the deployment
+    published: the scores are published that way (:meth:`Release.publish`, seeded), every
+    attack and the exposure run on the release's sets, and ``record.mse["naive"]`` is what
+    treating the published value as exact costs (least squares on it; rows it cannot use
+    are left out of that number only).
 
     Returns a :class:`~vflattack.audit.protocol.Result` of :class:`AuditRecord`
     (``vflattack.report.render(result)`` formats it).
@@ -115,22 +122,25 @@ def run_audit(dataset: str = "breast_cancer", n_passive: Sequence[int] = (10,),
                                 predict_fraction=predict_fraction, n_predictions=n_predictions, l2=l2)
             aux = (F[sc.train] if prior_data is None else prior_data)[:, sc.passive]
             records.append(_audit_record(dataset, sc, Prior.from_data(aux), methods, method_options, bar, t0,
-                                         exposure, tau, radius_threshold))
+                                         exposure, tau, radius_threshold, release))
     bar.close()
     config = {"dataset": dataset, "n_passive": n_passive,
               "passive_columns": None if fixed is None else fixed.tolist(), "methods": list(methods), "seeds": list(seeds),
               "n_predictions": n_predictions, "predict_fraction": predict_fraction, "l2": l2,
               "prior": "training split" if prior_data is None else "prior_data", "tau": tau,
-              "radius_threshold": radius_threshold}
+              "radius_threshold": radius_threshold,
+              "release": "exact" if release is None else f"{release.kind}" + ("" if release.value is None else f":{release.value:g}"),
+              "release_words": (release or Release()).describe()}
     return Result("audit", records, config)
 
 
-def _audit_record(dataset, sc, prior, methods, method_options, bar, t0, exposure, tau, radius_threshold):
+def _audit_record(dataset, sc, prior, methods, method_options, bar, t0, exposure, tau, radius_threshold, release):
     """Attack one scenario's predictions; measure the MSE, the bounds and the exposure."""
     model, Y, X, d = sc.model, sc.Y, sc.X, sc.passive.size
-    scores = model.predict_proba(Y, X)
+    released = release is not None and not release.exact
+    scores = release.publish(model, Y, X, rng=sc.seed) if released else model.predict_proba(Y, X)
     res = whitebox_attack(model, scores, Y, methods, prior=prior, rng=sc.seed, method_options=method_options,
-                          progress=bar)
+                          progress=bar, release=release if released else None)
     rows = res.common_rows()
     A = res.system.A
     se = {}
@@ -144,17 +154,40 @@ def _audit_record(dataset, sc, prior, methods, method_options, bar, t0, exposure
                   "half_star_gain": cc.theory.half_star_gain(A, X[rows])}
     acc = float(np.mean(model.predict(Y, X) == sc.labels[sc.predict]))
     privacy, arrays = {}, {}
+    if released:   # the naive attack: the published value taken as exact (least squares, as ESA)
+        t_naive = time.perf_counter()
+        naive, naive_rows = _naive_mse(model, release, scores, Y, X)
+        t_naive = time.perf_counter() - t_naive
     if exposure:
-        expo = _exposure(model, np.nan_to_num(res.system.B), res.system.valid)
+        expo = (_exposure(model, None, res.system.valid, system=res.system) if released
+                else _exposure(model, np.nan_to_num(res.system.B), res.system.valid))
         prior_mse = float(np.mean((X[rows] - prior.mean) ** 2)) if rows.any() else float("nan")
         privacy = privacy_summary(X, res.reconstructions, rows, prior_mse, expo, BASELINES,
                                   float(tau), float(radius_threshold))
         arrays = {"X": X, "rows": rows, "radius_upper": expo.radius_upper, "radius_lower": expo.radius_lower,
                   "radius_exact": expo.exact, "lower": expo.lower, "upper": expo.upper,
                   "prior_mean": prior.mean, **{f"recon_{m}": v for m, v in res.reconstructions.items()}}
+    mse, status, seconds = res.mse(X), res.status_counts(), dict(res.times, train=time.perf_counter() - t0)
+    if released:
+        mse["naive"] = naive
+        status["naive"] = {"used": naive_rows, "refused": int(X.shape[0] - naive_rows)}
+        seconds["naive"] = t_naive
     return AuditRecord(
         dataset=dataset, seed=sc.seed, n_passive=d, n_features=int(sc.features.shape[1]),
         n_classes=model.n_classes, rank=model.box_slice.rank, n_train=int(sc.train.size),
-        n_predictions=int(sc.predict.size), accuracy=acc, mse=res.mse(X), mse_per_feature=res.mse(X, per_feature=True),
-        mse_per_feature_se=se, status=res.status_counts(), seconds=dict(res.times, train=time.perf_counter() - t0),
+        n_predictions=int(sc.predict.size), accuracy=acc, mse=mse, mse_per_feature=res.mse(X, per_feature=True),
+        mse_per_feature_se=se, status=status, seconds=seconds,
         bounds=bounds, passive_columns=sc.passive.tolist(), privacy=privacy, arrays=arrays)
+
+
+def _naive_mse(model, release, published, Y, X):
+    """MSE of least squares on the published value taken as exact (rows it cannot use, such
+    as saturated or label-only ones, are left out; NaN when it can use none), and the number
+    of rows it used."""
+    if release.kind in ("label", "top1"):
+        return float("nan"), 0
+    log = release.kind == "loground"
+    res = whitebox_attack(model, published, Y, ("ls",), log_scores=log, rng=0)
+    rows = res.common_rows()
+    mse = float(np.mean((res.reconstructions["ls"][rows] - X[rows]) ** 2)) if rows.any() else float("nan")
+    return mse, int(rows.sum())

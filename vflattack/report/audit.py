@@ -49,7 +49,8 @@ class AuditReport(Report, kind="audit", csv_name="mse.csv"):
             groups.setdefault((r.dataset, r.n_passive), []).append(r)
         summary = self.summary()
         for _, recs in sorted(groups.items()):
-            out.append(self.headline(recs))
+            out.append(self.headline(recs, self.config.get("release_words") if self.config.get("release", "exact") != "exact"
+                                     else None))
         for (ds, d), recs in sorted(groups.items()):
             r0 = recs[0]
             out.append(f"\n{ds}: d = {d} passive of {r0.n_features} features, "
@@ -71,13 +72,14 @@ class AuditReport(Report, kind="audit", csv_name="mse.csv"):
         return "\n".join(out).lstrip("\n")
 
     @staticmethod
-    def headline(recs) -> str:
-        """One sentence: do the scores leak beyond the prior, and by how much (mean over seeds)."""
+    def headline(recs, release=None) -> str:
+        """One sentence: do the scores leak beyond the prior, and by how much (mean over seeds);
+        with ``release`` (the release in words) it says which release was audited."""
         r0 = recs[0]
         prior = _mean([r.privacy.get("prior_mse", np.nan) for r in recs])
         best = _mean([r.privacy.get("best_mse", np.nan) for r in recs])
         names = sorted({r.privacy.get("best_attack") for r in recs if r.privacy.get("best_attack")})
-        where = f"{r0.dataset}, d = {r0.n_passive}"
+        where = f"{r0.dataset}, d = {r0.n_passive}" + (f", release: {release}" if release else "")
         if not (np.isfinite(prior) and np.isfinite(best)):
             return f"{where}: no score-based attack ran, so leakage beyond the prior is not measured."
         if best < prior:

@@ -38,8 +38,10 @@ def plot_mse_vs_passive(records, path) -> pathlib.Path:
     methods = list(records[0].mse)
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for m in methods:
-        mean = [np.nanmean([r.mse[m] for r in records if r.n_passive == d] or [np.nan]) for d in ds]
-        ax.plot(ds, mean, marker="o", label=m, linestyle="--" if m in ("random", "mean") else "-")
+        vals = [np.array([r.mse[m] for r in records if r.n_passive == d], dtype=float) for d in ds]
+        mean = [float(np.mean(v[np.isfinite(v)])) if np.isfinite(v).any() else np.nan for v in vals]
+        if np.isfinite(mean).any():   # a method with no finite MSE (the naive attack on labels) has no curve
+            ax.plot(ds, mean, marker="o", label=m, linestyle="--" if m in ("random", "mean") else "-")
     lo = [np.mean([r.bounds["half_star"][0] for r in records if r.n_passive == d and r.bounds]) for d in ds]
     hi = [np.mean([r.bounds["half_star"][1] for r in records if r.n_passive == d and r.bounds]) for d in ds]
     ax.fill_between(ds, lo, hi, color="grey", alpha=0.2, label="half* bounds (von Neumann)")
