@@ -182,12 +182,14 @@ def _audit_record(dataset, sc, prior, methods, method_options, bar, t0, exposure
 
 def _naive_mse(model, release, published, Y, X):
     """MSE of least squares on the published value taken as exact (rows it cannot use, such
-    as saturated or label-only ones, are left out; NaN when it can use none), and the number
-    of rows it used."""
+    as saturated, not normalised or label-only ones and slices that miss the box, are left
+    out; NaN when it can use none), and the number of rows it used."""
     if release.kind in ("label", "top1"):
         return float("nan"), 0
     log = release.kind == "loground"
     res = whitebox_attack(model, published, Y, ("ls",), log_scores=log, rng=0)
-    rows = res.common_rows()
+    # the rows it could use: valid as exact scores, and a slice that meets the box (taken as
+    # exact, a rounded score often gives a slice that misses it: INFEASIBLE, no estimate)
+    rows = res.common_rows() & np.all(np.isfinite(res.reconstructions["ls"]), axis=1)
     mse = float(np.mean((res.reconstructions["ls"][rows] - X[rows]) ** 2)) if rows.any() else float("nan")
     return mse, int(rows.sum())
