@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ._bounded import _TO_USER, BoundedBatches
+from ._bounded import BoundedBatches, _to_user
 from ._errors import InvalidInputError
 from ._validate import (
     as_batch_rhs,
@@ -259,6 +259,14 @@ class BoxSlice(BoundedBatches):
         >>> br = P.centers(np.array([[1.0], [0.5], [3.0], [np.nan]]), method="rcc2")
         >>> br.centers.round(3).tolist()[:2], br.counts()
         ([[0.5, 0.5], [0.25, 0.25]], {'OPTIMAL': 2, 'INFEASIBLE': 1, 'INVALID_INPUT': 1})
+
+        A bounded-error batch: ``x1 + x2 = 1.5 +- 0.5``, or ``x1 + x2 >= 1.5`` alone (the
+        triangle (0.5, 1), (1, 0.5), (1, 1): its center is the midpoint of its long side)
+
+        >>> P.centers([[1.5]], "exact", noise=0.5).radii.round(4).tolist()
+        [0.7071]
+        >>> P.centers(method="exact", lower=[[1.5]]).centers.round(4).tolist()
+        [[0.75, 0.75]]
         """
         method = check_choice("method", method, REGISTRY)
         spec = REGISTRY[method]
@@ -413,7 +421,7 @@ class BoxSlice(BoundedBatches):
         Z, radii, codes, extras = solve(core, Bc, extra, spec, opts, on_inconsistent)
         centers = self._to_original(Z)
         radii = radii * s
-        mapped = {key: _TO_USER[spec.extra(key).unit](self, val) for key, val in extras.items()}
+        mapped = {key: _to_user(self, spec, key, val) for key, val in extras.items()}
         return centers, radii, codes, mapped
 
     def _free_to_full(self, values: np.ndarray) -> np.ndarray:

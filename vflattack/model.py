@@ -93,6 +93,21 @@ class VFLModel:
         return A
 
     @cached_property
+    def pair_matrix(self) -> np.ndarray:
+        """``(e_j - e_i)^T W_pas`` for every class pair ``i < j`` (in that order), shape
+        (k(k-1)/2, d): the rows a release's bounds constrain (:mod:`vflattack.release`)."""
+        k = self.n_classes
+        A = np.array([self.W_pas[j] - self.W_pas[i] for i in range(k) for j in range(i + 1, k)])
+        A.setflags(write=False)
+        return A
+
+    @cached_property
+    def pair_box_slice(self) -> cc.BoxSlice:
+        """``chebcenter.BoxSlice(pair_matrix, 0, 1)``, factored once: every attack and exposure
+        on a release of this model's scores solves over it."""
+        return cc.BoxSlice(self.pair_matrix, lo=0.0, hi=1.0)
+
+    @cached_property
     def box_slice(self) -> cc.BoxSlice:
         """``chebcenter.BoxSlice(A, 0, 1)``: the factored system (rank, null space, A^+), built once.
 

@@ -53,8 +53,10 @@ class Release:
     --------
     >>> Release.parse("round:2")
     Release(kind='round', value=2.0, confidence=0.95)
-    >>> Release.parse("round:2").half_width
+    >>> Release.parse("round:2").half_width_for(3)
     0.005
+    >>> round(Release.parse("gaussian:0.01").half_width_for(2), 5)    # sigma Phi^-1(1 - 0.05 / 4)
+    0.02241
     """
 
     kind: str = "exact"
@@ -121,32 +123,32 @@ class Release:
 
     def describe(self) -> str:
         """The release in words, for the first line of a report."""
-        v = self.value
-        words = {"exact": "exact scores (full-precision probabilities)",
-                 "round": f"probabilities rounded to {int(v or 0)} decimals",
-                 "loground": f"log-probabilities rounded to {int(v or 0)} decimals",
-                 "clip": f"probabilities clipped to [{v:g}, {1 - (v or 0):g}]" if v is not None else "",
-                 "label": "the label only (argmax)",
-                 "top1": f"the top-1 label with its probability rounded to {int(v or 0)} decimals",
-                 "noise": f"probabilities with bounded noise |w| <= {v:g}" if v is not None else "",
-                 "gaussian": f"probabilities with Gaussian noise (sigma {v:g}); certificates hold with probability "
-                             f"{self.confidence:g} per record" if v is not None else "",
-                 "laplace": f"probabilities with Laplace noise (b {v:g}); certificates hold with probability "
-                            f"{self.confidence:g} per record" if v is not None else ""}
-        return words[self.kind]
+        v, kind = self.value, self.kind
+        if kind == "exact":
+            return "exact scores (full-precision probabilities)"
+        if kind == "label":
+            return "the label only (argmax)"
+        if kind in ("round", "loground"):
+            return f"{'log-' if kind == 'loground' else ''}probabilities rounded to {int(v)} decimals"
+        if kind == "top1":
+            return f"the top-1 label with its probability rounded to {int(v)} decimals"
+        if kind == "clip":
+            return f"probabilities clipped to [{v:g}, {1 - v:g}]"
+        if kind == "noise":
+            return f"probabilities with bounded noise |w| <= {v:g}"
+        return (f"probabilities with {'Gaussian' if kind == 'gaussian' else 'Laplace'} noise "
+                f"({'sigma' if kind == 'gaussian' else 'b'} {v:g}); certificates hold with probability "
+                f"{self.confidence:g} per record")
 
     @property
     def exact(self) -> bool:
         return self.kind == "exact"
 
-    @property
-    def half_width(self) -> float:
-        """The half-width of each published probability's interval (rounding, bounded noise,
-        and the confidence interval of random noise, union-bounded over the k classes for
-        the k of :meth:`half_width_for`; here k = 2)."""
-        return self.half_width_for(2)
-
     def half_width_for(self, k: int) -> float:
+        """The half-width t of each published probability's interval, for k classes: the
+        rounding half-width 0.5 10^-K, the noise bound delta, or the two-sided quantile of
+        random noise at level beta / k (beta = 1 - confidence; the union bound over the k
+        classes), ``sigma Phi^{-1}(1 - beta / (2k))`` or ``b ln(k / beta)``."""
         if self.kind in ("round", "loground", "top1"):
             return 0.5 * 10.0 ** (-self.value)
         if self.kind == "noise":
@@ -284,8 +286,7 @@ def release_to_bounds(model: VFLModel, released: Any, Y: Any, release: Release) 
         pairs, lo, hi, impossible = _log_ratio_bounds(release, Sf, k)
         flags[finite & impossible] |= int(ScoreFlag.IMPOSSIBLE)
     Y = as_active("Y", Y, N, model.n_active)
-    W = model.W_pas
-    A = np.array([W[j] - W[i] for i, j in pairs])
+    A = model.pair_matrix
     D_act = np.array([model.W_act[j] - model.W_act[i] for i, j in pairs]).reshape(len(pairs), model.n_active)
     D_b = np.array([model.b[j] - model.b[i] for i, j in pairs])
     shift = Y @ D_act.T + D_b

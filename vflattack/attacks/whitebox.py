@@ -216,7 +216,7 @@ def whitebox_attack(model: VFLModel, scores: Any, Y: Any,
     if release is not None and not release.exact:
         bounded = release_to_bounds(model, scores, Y, release)
         recon, status, radii, times = reconstruct(
-            cc.BoxSlice(bounded.A), None, bounded.valid, tuple(methods), prior_mean=prior_mean, prior=prior, rng=rng,
+            model.pair_box_slice, None, bounded.valid, tuple(methods), prior_mean=prior_mean, prior=prior, rng=rng,
             method_options=method_options, progress=progress, bounds=(bounded.L, bounded.U))
         return AttackResult(recon, status, radii, bounded.flags, times, bounded)
     system = scores_to_system(model, scores, Y, log_scores=log_scores)

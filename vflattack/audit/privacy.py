@@ -21,8 +21,6 @@ from typing import Any
 
 import numpy as np
 
-import chebcenter as cc
-
 from ..model import VFLModel
 
 __all__ = ["Exposure", "exposure", "privacy_summary"]
@@ -66,7 +64,7 @@ def exposure(model: VFLModel, B: np.ndarray | None, valid: np.ndarray, system: A
         def ask(fn, **kw):
             return fn(B[valid], on_inconsistent="project", **kw)
     else:
-        sl, N = cc.BoxSlice(system.A), system.L.shape[0]
+        sl, N = model.pair_box_slice, system.L.shape[0]
 
         def ask(fn, **kw):
             return fn(lower=system.L[valid], upper=system.U[valid], **kw)

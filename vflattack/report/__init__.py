@@ -59,6 +59,15 @@ def write_reports(out: Any, reports: Sequence[tuple[Any, Report]]) -> list[pathl
 
     ``reports`` is ``[(subdirectory, report), ...]`` (``""`` for the top); returns the files
     written, as paths under ``out``, ``manifest.json`` last.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, vflattack as va
+    >>> res = va.run_audit("wine", n_passive=(3,), methods=("half_star",), exposure=False)
+    >>> out = pathlib.Path(tempfile.mkdtemp()) / "rep"
+    >>> paths = write_reports(out, [("", render(res))])
+    >>> paths[-1].name, va.verify_report(out)
+    ('manifest.json', True)
     """
     final = pathlib.Path(out)
     with report_dir(final) as tmp:
