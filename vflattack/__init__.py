@@ -33,7 +33,7 @@ from .attacks import (
     train_adversary_model,
     whitebox_attack,
 )
-from .audit import Result, run_audit, run_known_input, run_threat_audit
+from .audit import Result, run_audit, run_known_input, run_release_sweep, run_threat_audit
 from .model import VFLModel, train_vfl_model
 from .release import Release, release_to_bounds
 from .report import audit_log, render, verify_report
@@ -73,6 +73,7 @@ __all__ = [
     "render",
     "report",
     "run_audit",
+    "run_release_sweep",
     "run_known_input",
     "run_threat_audit",
     "scores_to_system",

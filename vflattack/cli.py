@@ -30,10 +30,22 @@ SWEEP_METHODS = ("half", "ls", "half_star", "rcc2", "random", "mean")
 def _release(text: str):
     from .release import Release
 
+    if text == "sweep":   # the precision sweep's releases, expanded in main
+        return text
     try:
         return Release.parse(text)
     except cc.InvalidInputError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _releases(given):
+    """The --release values, with 'sweep' expanded (duplicates dropped, order kept)."""
+    from .audit import DEFAULT_SWEEP
+
+    out = []
+    for rel in given or [_release("exact")]:
+        out += [_release(t) for t in DEFAULT_SWEEP] if rel == "sweep" else [rel]
+    return list({r.spec: r for r in out}.values())
 
 
 def _positive_int(text: str) -> int:
@@ -105,8 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="the passive party's columns by index or feature name (overrides --passive)")
     audit.add_argument("--release", nargs="+", default=None, type=_release, metavar="RELEASE",
                        help="what the deployment published (default exact): round:K, loground:K, clip:EPS, label, "
-                            "top1:K, noise:DELTA, gaussian:SIGMA[:CONF], laplace:B[:CONF]; several values audit each "
-                            "(docs/vflattack.md, 'Releases')")
+                            "top1:K, noise:DELTA, gaussian:SIGMA[:CONF], laplace:B[:CONF]; several values run the "
+                            "precision sweep (each audited, then compared: sweep.csv, a plot); 'sweep' is exact round:4 "
+                            "round:3 round:2 round:1 label (docs/vflattack.md, 'Releases')")
     audit.add_argument("--attacks", nargs="+", default=["whitebox"], choices=["whitebox", "blackbox", "agnostic"],
                        help="threat models: whitebox (knows W_act, W_pas, b; the default), blackbox (knows W_act and "
                             "the signs of J w_pas; one passive feature, MSE vs number of predictions), agnostic "
@@ -344,12 +357,18 @@ def main(argv=None) -> int:
             results = []
             if "whitebox" in args.attacks:
                 prior_data = _read_prior(args.prior_file) if args.prior_file else None
-                for rel in args.release or [_release("exact")]:
-                    results.append(run_audit(args.dataset, args.passive, args.methods, args.seeds, args.predictions,
-                                             args.data_dir, predict_fraction=args.predict_fraction, progress=progress,
-                                             passive_columns=args.passive_columns, prior_data=prior_data, tau=args.tau,
-                                             radius_threshold=args.radius_threshold,
-                                             release=None if rel.exact else rel))
+                releases = _releases(args.release)
+                options = dict(methods=args.methods, seeds=args.seeds, n_predictions=args.predictions,
+                               data_dir=args.data_dir, predict_fraction=args.predict_fraction, progress=progress,
+                               passive_columns=args.passive_columns, prior_data=prior_data, tau=args.tau,
+                               radius_threshold=args.radius_threshold)
+                if len(releases) > 1:
+                    from .audit import run_release_sweep
+
+                    results.append(run_release_sweep(args.dataset, args.passive, releases, **options))
+                else:
+                    results.append(run_audit(args.dataset, args.passive, release=None if releases[0].exact else releases[0],
+                                             **options))
             if set(args.attacks) - {"whitebox"} or args.defence:
                 from .audit import run_threat_audit
 
@@ -371,23 +390,24 @@ def main(argv=None) -> int:
         if helper is not None:
             helper.stop()
     reports = [render(r) for r in results]
-    for rep in reports:
+    for res, rep in zip(results, reports):
         print(rep.table())
         print()
+        for part in res.parts:   # the sweep's audits, one per release
+            print(render(part).table())
+            print()
     if args.out is not None:
         import pathlib
 
         several_datasets = len({rep.config["dataset"] for rep in reports}) > 1
         several_d = args.command == "audit" and len(args.passive) > 1
-        several_releases = args.command == "audit" and len(args.release or ()) > 1
         placed = []
-        for rep in reports:
+        for res, rep in zip(results, reports):
             sub = pathlib.Path(rep.config["dataset"]) if several_datasets else pathlib.Path()
             if several_d and rep.kind == "threats":
                 sub = sub / f"d{rep.config['n_passive']}"
-            if several_releases and rep.kind == "audit":
-                sub = sub / f"release-{rep.config['release'].replace(':', '-')}"
             placed.append((sub, rep))
+            placed += [(sub / f"release-{part.config['release'].replace(':', '-')}", render(part)) for part in res.parts]
         try:
             _write(args.out, placed)
         except cc.InvalidInputError as exc:  # --out changed under us while computing

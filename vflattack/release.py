@@ -144,6 +144,20 @@ class Release:
     def exact(self) -> bool:
         return self.kind == "exact"
 
+    @property
+    def spec(self) -> str:
+        """The release as :meth:`parse` reads it (``"round:2"``, ``"label"``,
+        ``"gaussian:0.01:0.95"``)."""
+        if self.value is None:
+            return self.kind
+        conf = f":{self.confidence:g}" if self.kind in ("gaussian", "laplace") else ""
+        return f"{self.kind}:{self.value:g}{conf}"
+
+    @property
+    def decimals(self) -> int | None:
+        """The published precision in decimals (rounded kinds), ``None`` otherwise."""
+        return int(self.value) if self.kind in ("round", "loground", "top1") else None
+
     def half_width_for(self, k: int) -> float:
         """The half-width t of each published probability's interval, for k classes: the
         rounding half-width 0.5 10^-K, the noise bound delta, or the two-sided quantile of

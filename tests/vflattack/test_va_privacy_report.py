@@ -80,7 +80,7 @@ def test_first_screen_says_whether_scores_leak_beyond_the_prior(capsys):
     assert main(["audit", "--dataset", "wine", "--passive", "4", "--no-progress", "--methods", "half_star",
                  "mean", "gaussian"]) == 0
     first = capsys.readouterr().out.splitlines()[0]
-    assert first.startswith("wine, d = 4: the scores ")
+    assert first.startswith("wine, d = 4, release: exact scores (full-precision probabilities): the scores ")
     assert ("leak beyond the prior" in first) and ("%" in first or "do not" in first)
 
 

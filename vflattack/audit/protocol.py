@@ -41,12 +41,15 @@ class Result:
     """What an experiment computed: its records and its configuration.
 
     ``kind`` names the experiment (``"audit"``, ``"threats"``, ``"known_input"``,
-    ``"log_audit"``); :func:`vflattack.report.render` picks the report that formats it.
+    ``"log_audit"``, ``"release_sweep"``); :func:`vflattack.report.render` picks the report
+    that formats it. ``parts`` holds the results a composite experiment is made of (the
+    precision sweep's one audit per release).
     """
 
     kind: str
     records: list
     config: dict = field(default_factory=dict)
+    parts: list = field(default_factory=list)
 
 
 def split_columns(n_features: int, n_passive: int, rng: Any) -> tuple[np.ndarray, np.ndarray]:

@@ -129,7 +129,7 @@ def run_audit(dataset: str = "breast_cancer", n_passive: Sequence[int] = (10,),
               "n_predictions": n_predictions, "predict_fraction": predict_fraction, "l2": l2,
               "prior": "training split" if prior_data is None else "prior_data", "tau": tau,
               "radius_threshold": radius_threshold,
-              "release": "exact" if release is None else f"{release.kind}" + ("" if release.value is None else f":{release.value:g}"),
+              "release": (release or Release()).spec,
               "release_words": (release or Release()).describe()}
     return Result("audit", records, config)
 

@@ -7,7 +7,7 @@ the CLI prints and :meth:`Report.write` publishes a report directory atomically
 rename), which :func:`verify_report` checks.
 
 * :mod:`.base`: :class:`Report` and the JSON conversion;
-* :mod:`.audit`, :mod:`.threats`, :mod:`.known_input`, :mod:`.logs`: one report per audit
+* :mod:`.audit`, :mod:`.sweep`, :mod:`.threats`, :mod:`.known_input`, :mod:`.logs`: one report per audit
   (``logs`` also holds :func:`audit_log`, the log attack inside its report directory);
 * :mod:`.plots`: the PNG plots;
 * :mod:`.directory`: atomic report directories, the manifest, verification.
@@ -24,17 +24,19 @@ from .base import Report, to_jsonable
 from .directory import MANIFEST, check_out_dir, report_dir, verify_report, write_manifest
 from .known_input import KnownInputReport
 from .logs import LogAuditReport, audit_log
+from .sweep import SweepReport
 from .threats import ThreatReport
 
 __all__ = [
-    "AuditReport", "KnownInputReport", "LogAuditReport", "MANIFEST", "REPORTS", "Report", "ThreatReport",
+    "AuditReport", "KnownInputReport", "LogAuditReport", "MANIFEST", "REPORTS", "Report", "SweepReport", "ThreatReport",
     "audit_log", "check_out_dir", "render", "report_dir", "to_jsonable", "verify_report", "write_manifest",
     "write_reports",
 ]
 
 #: the report of each kind of audit result
 REPORTS: dict[str, type[Report]] = {"audit": AuditReport, "threats": ThreatReport,
-                                    "known_input": KnownInputReport, "log_audit": LogAuditReport}
+                                    "known_input": KnownInputReport, "log_audit": LogAuditReport,
+                                    "release_sweep": SweepReport}
 
 
 def render(result: Any) -> Report:

@@ -41,71 +41,84 @@ class AuditReport(Report, kind="audit", csv_name="mse.csv"):
                              "seconds": float(np.mean([r.seconds[m] for r in recs]))})
         return rows
 
+    def groups(self) -> list[dict]:
+        """Per (dataset, d), every number the text prints outside the MSE table, averaged over
+        seeds: the headline's prior and best-attack MSE and their relative gap, the exposure
+        (radius quantiles, exact share, share below the threshold, the five most pinned
+        features) and the theory's bounds. ``report.json`` holds them, so each printed number
+        can be found there."""
+        by: dict = {}
+        for r in self.records:
+            by.setdefault((r.dataset, r.n_passive), []).append(r)
+        out = []
+        for (ds, d), recs in sorted(by.items()):
+            r0, p = recs[0], [r.privacy for r in recs if r.privacy]
+            prior = _mean([r.privacy.get("prior_mse", np.nan) for r in recs])
+            best = _mean([r.privacy.get("best_mse", np.nan) for r in recs])
+            g = {"dataset": ds, "n_passive": d, "n_features": r0.n_features, "n_classes": r0.n_classes,
+                 "rank": r0.rank, "n_predictions": r0.n_predictions, "seeds": len(recs),
+                 "accuracy": float(np.mean([r.accuracy for r in recs])), "prior_mse": prior, "best_mse": best,
+                 "best_attacks": sorted({r.privacy.get("best_attack") for r in recs if r.privacy.get("best_attack")}),
+                 "lower_share": (prior - best) / prior if prior > 0 and np.isfinite(best) else float("nan")}
+            if p:
+                pinned = np.nanmean(np.array([x["pinned"] for x in p], dtype=float), axis=0)
+                g["exposure"] = {
+                    "leakage": _mean([x["leakage"] for x in p]),
+                    **{k: _mean([x["radius"]["quantiles"][k] for x in p]) for k in ("p10", "median", "p90")},
+                    "exact_share": _mean([x["radius"]["exact_share"] for x in p]),
+                    "below_threshold": _mean([x["radius"]["below_threshold"] for x in p]),
+                    "threshold": p[0]["radius"]["threshold"], "tau": p[0]["tau"],
+                    "pinned_top": [[c, float(v)] for v, c in sorted(zip(pinned, r0.passive_columns),
+                                                                     key=lambda t: -t[0])[:5]]}
+            if r0.bounds:
+                g["bounds"] = {k: np.mean([r.bounds[k] for r in recs], axis=0).tolist() for k in r0.bounds}
+            out.append(g)
+        return out
+
     def table(self) -> str:
         """The human-readable table (what the CLI prints)."""
-        out = []
-        groups: dict = {}
-        for r in self.records:
-            groups.setdefault((r.dataset, r.n_passive), []).append(r)
-        summary = self.summary()
-        for _, recs in sorted(groups.items()):
-            out.append(self.headline(recs, self.config.get("release_words") if self.config.get("release", "exact") != "exact"
-                                     else None))
-        for (ds, d), recs in sorted(groups.items()):
-            r0 = recs[0]
-            out.append(f"\n{ds}: d = {d} passive of {r0.n_features} features, "
-                       f"k = {r0.n_classes} classes, rank(A) = {r0.rank}, {r0.n_predictions} predictions, "
-                       f"{len(recs)} seed(s), model accuracy {np.mean([r.accuracy for r in recs]):.3f}")
-            several = len(recs) > 1  # a spread over seeds only when there are several
+        groups, summary = self.groups(), self.summary()
+        out = [self.headline(g, self.config.get("release_words")) for g in groups]
+        for g in groups:
+            ds, d = g["dataset"], g["n_passive"]
+            out.append(f"\n{ds}: d = {d} passive of {g['n_features']} features, "
+                       f"k = {g['n_classes']} classes, rank(A) = {g['rank']}, {g['n_predictions']} predictions, "
+                       f"{g['seeds']} seed(s), model accuracy {g['accuracy']:.3f}")
+            several = g["seeds"] > 1  # a spread over seeds only when there are several
             out.append(f"  {'method':<10} {'MSE':>10} {'± std' if several else '':>9} {'worst':>8}  {'time [s]':>9}  status")
             for row in (s for s in summary if s["dataset"] == ds and s["n_passive"] == d):
                 st = ", ".join(f"{k}:{v}" for k, v in row["status"].items())
                 spread = f"{row['mse_std']:>9.5f}" if several else " " * 9
                 out.append(f"  {row['method']:<10} {row['mse']:>10.5f} {spread} {row['worst_case']:>8.4f}  "
                            f"{row['seconds']:>9.3f}  {st}")
-            out.extend(self._exposure_lines(recs))
-            b = {k: np.mean([r.bounds[k] for r in recs], axis=0) for k in r0.bounds}
-            if b:
+            if "exposure" in g:
+                e = g["exposure"]
+                out += [f"  leakage beyond the prior (prior-only MSE - best attack MSE): {e['leakage']:+.5f}",
+                        f"  per-record minimax radius r*/sqrt(d): median {e['median']:.4f} (p10 {e['p10']:.4f}, "
+                        f"p90 {e['p90']:.4f}; exact on {e['exact_share']:.0%} of records); {e['below_threshold']:.1%} "
+                        f"of records have r* <= {e['threshold']:g}",
+                        f"  features pinned within {e['tau']:.0%} of their range (share of records): "
+                        + ", ".join(f"col {c}: {v:.1%}" for c, v in e["pinned_top"])]
+            if "bounds" in g:
+                b = g["bounds"]
                 out.append(f"  theory (docs/theory.md): half* MSE in [{b['half_star'][0]:.5f}, {b['half_star'][1]:.5f}], "
                            f"ls MSE in [{b['ls'][0]:.5f}, {b['ls'][1]:.5f}]; "
                            f"MSE(half) - MSE(half*) = {b['half_star_gain']:.5f}")
         return "\n".join(out).lstrip("\n")
 
     @staticmethod
-    def headline(recs, release=None) -> str:
-        """One sentence: do the scores leak beyond the prior, and by how much (mean over seeds);
-        with ``release`` (the release in words) it says which release was audited."""
-        r0 = recs[0]
-        prior = _mean([r.privacy.get("prior_mse", np.nan) for r in recs])
-        best = _mean([r.privacy.get("best_mse", np.nan) for r in recs])
-        names = sorted({r.privacy.get("best_attack") for r in recs if r.privacy.get("best_attack")})
-        where = f"{r0.dataset}, d = {r0.n_passive}" + (f", release: {release}" if release else "")
+    def headline(group: dict, release: str | None = None) -> str:
+        """One sentence from a :meth:`groups` entry: do the scores leak beyond the prior, and by
+        how much (means over seeds); with ``release`` (in words) it says which release was audited."""
+        prior, best, names = group["prior_mse"], group["best_mse"], group["best_attacks"]
+        where = f"{group['dataset']}, d = {group['n_passive']}" + (f", release: {release}" if release else "")
         if not (np.isfinite(prior) and np.isfinite(best)):
             return f"{where}: no score-based attack ran, so leakage beyond the prior is not measured."
         if best < prior:
             return (f"{where}: the scores leak beyond the prior: the best attack ({', '.join(names)}) reaches MSE "
-                    f"{best:.5f} against {prior:.5f} for the prior alone ({(prior - best) / prior:.0%} lower).")
+                    f"{best:.5f} against {prior:.5f} for the prior alone ({group['lower_share']:.0%} lower).")
         return (f"{where}: the scores do not leak beyond the prior on average: the best attack ({', '.join(names)}) "
                 f"has MSE {best:.5f}, the prior alone {prior:.5f}; see the per-record radii below.")
-
-    @staticmethod
-    def _exposure_lines(recs) -> list[str]:
-        p = [r.privacy for r in recs if r.privacy]
-        if not p:
-            return []
-        q = {k: _mean([x["radius"]["quantiles"][k] for x in p]) for k in ("p10", "median", "p90")}
-        thr, tau = p[0]["radius"]["threshold"], p[0]["tau"]
-        below = _mean([x["radius"]["below_threshold"] for x in p])
-        exact = _mean([x["radius"]["exact_share"] for x in p])
-        pinned = np.nanmean(np.array([x["pinned"] for x in p], dtype=float), axis=0)
-        cols = recs[0].passive_columns
-        top = sorted(zip(pinned, cols), key=lambda t: -t[0])[:5]
-        return [f"  leakage beyond the prior (prior-only MSE - best attack MSE): "
-                f"{_mean([x['leakage'] for x in p]):+.5f}",
-                f"  per-record minimax radius r*/sqrt(d): median {q['median']:.4f} (p10 {q['p10']:.4f}, "
-                f"p90 {q['p90']:.4f}; exact on {exact:.0%} of records); {below:.1%} of records have r* <= {thr:g}",
-                f"  features pinned within {tau:.0%} of their range (share of records): "
-                + ", ".join(f"col {c}: {v:.1%}" for v, c in top)]
 
     def csv_rows(self) -> list[dict]:
         return self.summary()
@@ -114,7 +127,7 @@ class AuditReport(Report, kind="audit", csv_name="mse.csv"):
         doc = super().payload()
         for rec in doc["records"]:
             rec.pop("arrays", None)
-        return dict(doc, summary=self.summary())
+        return dict(doc, summary=self.summary(), groups=self.groups())
 
     def extra_files(self, out: pathlib.Path) -> dict:
         """``privacy.csv`` (one row per record), ``privacy_features.csv`` (one row per feature)

@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .directory import report_dir
+from .html import render_html
 
 __all__ = ["Report", "to_jsonable"]
 
@@ -60,16 +61,28 @@ class Report:
         """Any further files (more CSV tables, arrays); return ``{name: path}``."""
         return {}
 
+    def html_tables(self, doc: dict) -> list[tuple[str, str | None, list[dict], list[str]]]:
+        """The tables of ``report.html``: ``(title, key, rows, fields)``, where ``rows`` is
+        ``doc[key]`` (the JSON document's list at ``key``, so each cell can name its source)
+        or, with ``key`` None, rows that are not in the JSON document as such. Default: the
+        document's ``summary`` if it has one, else the CSV rows."""
+        if isinstance(doc.get("summary"), list) and doc["summary"]:
+            return [("Summary", "summary", doc["summary"], [f for f in doc["summary"][0] if f != "release_words"])]
+        rows = self.csv_rows()
+        return [("Table", None, rows, list(self.csv_fields))] if rows else []
+
     def payload(self) -> dict:
         """The JSON document: kind, configuration and records."""
         return {"kind": self.kind, "config": self.config,
                 "records": [asdict(r) if is_dataclass(r) else r for r in self.records]}
 
     def write_into(self, out: pathlib.Path) -> dict:
-        """Write the JSON, the CSV and the plots into the existing directory ``out``."""
+        """Write the JSON, the CSV, the plots and ``report.html`` (:mod:`.html`) into the
+        existing directory ``out``."""
         out = pathlib.Path(out)
         paths: dict[str, Any] = {"json": out / self.json_name}
-        paths["json"].write_text(json.dumps(to_jsonable(self.payload()), indent=1))
+        doc = to_jsonable(self.payload())
+        paths["json"].write_text(json.dumps(doc, indent=1))
         if self.csv_name:
             paths["csv"] = out / self.csv_name
             with open(paths["csv"], "w", newline="") as fh:
@@ -79,6 +92,9 @@ class Report:
                     w.writerow(row)
         paths.update(self.extra_files(out))
         paths.update(self.plots(out))
+        page = out / "report.html"
+        page.write_text(render_html(self, paths, doc), encoding="utf-8")
+        paths["html"] = page
         return {k: str(v) for k, v in paths.items()}
 
     def write(self, out_dir: Any) -> dict:

@@ -130,3 +130,34 @@ def plot_feature_ranges(records, path) -> pathlib.Path:
     return _finish(fig, ax, path, xlabel="passive feature (column index in the dataset)",
                    ylabel="width of [min x_i, max x_i] over S_F", legend_cols=1, grid="y",
                    title=f"{rec.dataset}, d = {d}, seed {rec.seed}: what the scores pin down, feature by feature")
+
+
+def plot_release_sweep(rows, path) -> pathlib.Path:
+    """The precision sweep of one (dataset, d): against the release (most precise first), the
+    best attack's and the naive attack's MSE beside the prior, the median certified radius
+    r*/sqrt(d), the pinned share and the leakage beyond the prior."""
+    plt = _plt()
+    x = np.arange(len(rows))
+    labels = [s["release"] for s in rows]
+    fig, axes = plt.subplots(2, 2, figsize=(9, 6.5), sharex=True)
+    ax = axes[0, 0]
+    ax.plot(x, [s["best_mse"] for s in rows], marker="o", label="best release-aware attack")
+    ax.plot(x, [s["naive_mse"] for s in rows], marker="s", linestyle=":", label="naive (published value as exact; the rows it can use)")
+    ax.plot(x, [s["prior_mse"] for s in rows], linestyle="--", color="grey", label="prior alone")
+    ax.set_ylabel("MSE per feature")
+    ax.legend(fontsize=7)
+    panels = ((axes[0, 1], "radius_median", "median r*/sqrt(d) (certified)"),
+              (axes[1, 0], "pinned_share", "pinned share of features"),
+              (axes[1, 1], "leakage", "leakage beyond the prior (MSE)"))
+    for a, key, label in panels:
+        a.plot(x, [s[key] for s in rows], marker="o")
+        a.set_ylabel(label)
+    axes[1, 1].axhline(0.0, color="grey", linewidth=0.8)
+    for a in axes.ravel():
+        a.grid(alpha=0.3)
+        a.set_xticks(x, labels, rotation=30, fontsize=8)
+    fig.suptitle(f"{rows[0]['dataset']}, d = {rows[0]['n_passive']}: does the release protect?")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return pathlib.Path(path)

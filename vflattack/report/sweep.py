@@ -1,0 +1,103 @@
+"""The precision sweep's report: one line per release, the verdict, ``sweep.csv`` and the plot."""
+
+from __future__ import annotations
+
+import pathlib
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from .base import Report
+
+__all__ = ["SweepReport"]
+
+
+@dataclass
+class SweepReport(Report, kind="release_sweep", json_name="sweep.json", csv_name="sweep.csv"):
+    """The sweep's records (:class:`vflattack.audit.sweep.SweepRecord`), averaged over seeds per
+    (dataset, d, release): the table, ``sweep.json``, ``sweep.csv`` and ``sweep_<dataset>_d<d>.png``."""
+
+    csv_fields: ClassVar[tuple[str, ...]] = ("dataset", "n_passive", "release", "decimals", "seeds", "best_attack",
+                                             "best_mse", "naive_mse", "naive_rows", "prior_mse", "leakage",
+                                             "leakage_share", "radius_median", "below_threshold", "pinned_share", "attacked",
+                                             "n_predictions")
+
+    def summary(self) -> list[dict]:
+        """Per (dataset, d, release), in the sweep's order: the mean over seeds of each number."""
+        order = {rel: i for i, rel in enumerate(self.config.get("releases", []))}
+        groups: dict = {}
+        for r in self.records:
+            groups.setdefault((r.dataset, r.n_passive, r.release), []).append(r)
+        rows = []
+        for (ds, d, rel), recs in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1], order.get(kv[0][2], 0))):
+            row = {"dataset": ds, "n_passive": d, "release": rel, "decimals": recs[0].decimals, "seeds": len(recs),
+                   "best_attack": ",".join(sorted({r.best_attack for r in recs if r.best_attack})) or None,
+                   "release_words": recs[0].release_words}
+            for key in ("best_mse", "naive_mse", "prior_mse", "leakage", "radius_median", "below_threshold",
+                        "pinned_share"):
+                row[key] = _mean([getattr(r, key) for r in recs])
+            for key in ("naive_rows", "attacked", "n_predictions"):
+                row[key] = int(sum(getattr(r, key) for r in recs))
+            row["leakage_share"] = row["leakage"] / row["prior_mse"] if row["prior_mse"] > 0 else float("nan")
+            rows.append(row)
+        return rows
+
+    def table(self) -> str:
+        summary = self.summary()
+        out, blocks = [], []
+        for key in dict.fromkeys((s["dataset"], s["n_passive"]) for s in summary):
+            rows = [s for s in summary if (s["dataset"], s["n_passive"]) == key]
+            out.append(self.headline(rows))
+            blocks.append(f"\n{key[0]}, d = {key[1]}: precision sweep ({rows[0]['seeds']} seed(s); MSE per feature; "
+                          "r* is the certified radius / sqrt(d))")
+            blocks.append(f"  {'release':<14} {'best attack':>12} {'MSE':>9} {'naive MSE':>10} {'naive rows':>11} "
+                          f"{'prior MSE':>10} {'leakage':>9} {'median r*':>10} {'pinned':>7}")
+            for s in rows:
+                blocks.append(f"  {s['release']:<14} {s['best_attack'] or '-':>12} {s['best_mse']:>9.5f} "
+                              f"{s['naive_mse']:>10.5f} {s['naive_rows']:>5}/{s['n_predictions']:<5} "
+                              f"{s['prior_mse']:>10.5f} {s['leakage']:>+9.5f} {s['radius_median']:>10.4f} "
+                              f"{s['pinned_share']:>7.1%}")
+        return "\n".join(out + blocks)
+
+    @staticmethod
+    def headline(rows) -> str:
+        """How far below the prior alone the best attack gets, at the most and the least precise
+        release, and which releases leak beyond the prior: one sentence per (dataset, d)."""
+        r0, first, last = rows[0], rows[0], rows[-1]
+        where = (f"{r0['dataset']}, d = {r0['n_passive']}, precision sweep over releases "
+                 f"{', '.join(s['release'] for s in rows)}")
+        if not all(np.isfinite(s["leakage"]) for s in (first, last)):
+            return f"{where}: no score-based attack ran on some release, so leakage beyond the prior is not measured."
+        quiet = [s["release"] for s in rows if not (np.isfinite(s["leakage"]) and s["leakage"] > 0)]
+        verdict = ("every release audited leaks beyond the prior" if not quiet
+                   else f"{', '.join(quiet)} {'does' if len(quiet) == 1 else 'do'} not leak beyond the prior")
+        return (f"{where}: the best attack's MSE is {_below(first)} the prior alone ({first['prior_mse']:.5f}) on "
+                f"{first['release']} and {_below(last)} it on {last['release']}; {verdict}.")
+
+    def csv_rows(self) -> list[dict]:
+        return self.summary()
+
+    def payload(self) -> dict:
+        return dict(super().payload(), summary=self.summary())
+
+    def plots(self, out: pathlib.Path) -> dict:
+        from .plots import plot_release_sweep
+
+        summary = self.summary()
+        paths = {}
+        for ds, d in dict.fromkeys((s["dataset"], s["n_passive"]) for s in summary):
+            rows = [s for s in summary if (s["dataset"], s["n_passive"]) == (ds, d)]
+            paths[f"sweep_{ds}_d{d}"] = plot_release_sweep(rows, out / f"sweep_{ds}_d{d}.png")
+        return paths
+
+
+def _below(row) -> str:
+    """'70% below' / '3% above' the prior, from the row's leakage (prior MSE - best MSE)."""
+    share = row["leakage_share"]
+    return f"{abs(share):.0%} {'below' if share >= 0 else 'above'}"
+
+
+def _mean(values) -> float:
+    vals = np.array([np.nan if v is None else v for v in values], dtype=float)
+    return float(np.nanmean(vals)) if np.isfinite(vals).any() else float("nan")
