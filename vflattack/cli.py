@@ -48,6 +48,16 @@ def _releases(given):
     return list({r.spec: r for r in out}.values())
 
 
+def _nonneg_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0; got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0; got {value}")
+    return value
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -179,6 +189,9 @@ def build_parser() -> argparse.ArgumentParser:
     ki.add_argument("--records", type=_positive_int, default=None, metavar="M", help="use at most M records (default all)")
     ki.add_argument("--translation", action="store_true", help="perturb with a random translation as well")
     ki.add_argument("--normalize", action="store_true", help="min-max scale the records first (default: raw values)")
+    ki.add_argument("--decimals", type=_nonneg_int, default=None, metavar="K",
+                    help="round the perturbed release to K decimals, as real releases are; the attacker reads the "
+                         "precision off the data and links within 2 (0.5 10^-K) sqrt(n) (default: full precision)")
     ki.add_argument("--vfl", action="store_true", help="attack the VFL orthogonal defence instead")
     ki.add_argument("--passive", type=_positive_int, default=8, help="--vfl: passive features d (default 8)")
     ki.add_argument("--seed", type=int, default=0)
@@ -340,7 +353,7 @@ def main(argv=None) -> int:
             report = render(run_known_input(args.dataset, data_dir=args.data_dir, known=args.known, epsilon=args.epsilon,
                                      trials=args.trials, records=args.records, translation=args.translation,
                                      normalize=args.normalize, vfl=args.vfl, passive=args.passive, seed=args.seed,
-                                     predict_fraction=args.predict_fraction))
+                                     predict_fraction=args.predict_fraction, decimals=args.decimals))
         except (datasets.DatasetError, cc.InvalidInputError) as exc:
             return _fail(exc)
         print(report.table())

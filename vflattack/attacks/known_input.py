@@ -23,6 +23,15 @@ which released rows they became.
 4. :func:`known_input_attack` -- link, sample M, score every released row by rho,
    estimate ``xhat_j = M^T y_j``; the best row is the one of largest rho.
 
+On a rounded or noisy release (``noise=delta``: every released coordinate is off by at
+most delta, e.g. 0.5 10^-K for K decimals; ``noise="infer"`` reads K off the data) a length
+moves by at most ``delta sqrt(n)`` and a distance by at most ``2 delta sqrt(n)``: linking widens
+its tolerances by exactly that. M is then the orthogonal Procrustes fit over the linked pairs
+(:func:`fit_orthogonal`, least squares; with fewer links than features the unfitted
+complement is drawn as in Algorithm 4), and rho is computed for the radius left once the
+released row's own noise is taken off, ``eps ||y_j|| - delta sqrt(n)``; the error of the fitted
+M is not in it, so rho is then approximate (``KnownInputResult.rho_note`` says so).
+
 With a translation (``translation=True``) lengths are not preserved: link on
 distances only, then work relative to a linked anchor pair ``(x_a, y_a)``:
 ``xhat = x_a + M^T (y_j - y_a)`` and rho is relative to ``||x - x_a||``. Linking
@@ -47,7 +56,7 @@ from scipy.special import betainc
 from .._validate import InvalidInputError, as_2d
 
 __all__ = ["DefenceBreach", "KnownInputResult", "LinkResult", "attack_orthogonal_defence", "breach_probability",
-           "default_tol", "known_input_attack", "link", "sample_orthogonal"]
+           "default_tol", "fit_orthogonal", "infer_decimals", "known_input_attack", "link", "sample_orthogonal"]
 
 
 @dataclass(frozen=True)
@@ -59,6 +68,37 @@ class LinkResult:
     complete: bool
     nodes: int
     tol: float
+    noise: float = 0.0   # per-coordinate bound on the release's noise the tolerances allow for
+
+
+def infer_decimals(Y: Any, max_decimals: int = 12) -> int | None:
+    """The fewest decimals K with every entry of ``Y`` a multiple of 10^-K (to floating-point
+    accuracy), or None when there are more than ``max_decimals`` (a full-precision release).
+
+    Examples
+    --------
+    >>> infer_decimals([[0.25, 1.5], [3.0, 0.75]]), infer_decimals([[1 / 3]])
+    (2, None)
+    """
+    Y = np.asarray(Y, dtype=float)
+    for K in range(max_decimals + 1):
+        Z = Y * 10.0 ** K
+        if np.all(np.abs(Z - np.round(Z)) <= 1e-6 + 1e-12 * np.abs(Z)):
+            return K
+    return None
+
+
+def _noise_bound(noise: Any, Y: np.ndarray) -> float:
+    if noise is None:
+        return 0.0
+    if isinstance(noise, str):
+        if noise != "infer":
+            raise InvalidInputError(f"noise must be a number >= 0 or 'infer'; got {noise!r}")
+        K = infer_decimals(Y)
+        return 0.0 if K is None else 0.5 * 10.0 ** -K
+    if not (np.isfinite(noise) and noise >= 0):
+        raise InvalidInputError(f"noise must be a finite number >= 0 (a bound per coordinate); got {noise!r}")
+    return float(noise)
 
 
 def default_tol(X_known: np.ndarray, Y: np.ndarray) -> float:
@@ -110,7 +150,7 @@ def _uniquely_valid(I, X, Y, cand, tol, state):
 
 
 def link(X_known: Any, Y: Any, tol: float | None = None, max_nodes: int | None = None,
-         translation: bool = False) -> LinkResult:
+         translation: bool = False, noise: float = 0.0) -> LinkResult:
     """Algorithm 1: the maximal uniquely valid subset of the known records and its assignment.
 
     Parameters
@@ -124,6 +164,10 @@ def link(X_known: Any, Y: Any, tol: float | None = None, max_nodes: int | None =
         subset found so far is returned with ``complete=False``.
     translation : bool
         Link on pairwise distances only (y = M x + v).
+    noise : float
+        A bound on every released coordinate's noise (0.5 10^-K for a release rounded to K
+        decimals): lengths must then agree within ``tol + noise sqrt(n)`` and distances
+        within ``tol + 2 noise sqrt(n)``.
 
     Examples
     --------
@@ -139,6 +183,8 @@ def link(X_known: Any, Y: Any, tol: float | None = None, max_nodes: int | None =
     tol = default_tol(X, Y) if tol is None else float(tol)
     if not tol >= 0:
         raise InvalidInputError(f"tol must be >= 0; got {tol!r}")
+    noise = _noise_bound(noise, Y)
+    spread = noise * np.sqrt(X.shape[1])   # how far the noise can move a length
     state = {"nodes": 0, "max_nodes": int(max_nodes) if max_nodes is not None else 10**6}
     ynorm = np.linalg.norm(Y, axis=1)
     if translation:  # lengths are not preserved: every row is a candidate
@@ -148,20 +194,21 @@ def link(X_known: Any, Y: Any, tol: float | None = None, max_nodes: int | None =
         sorted_norms = ynorm[order]
         cand = {}
         for i, xn in enumerate(np.linalg.norm(X, axis=1)):
-            lo = np.searchsorted(sorted_norms, xn - tol, side="left")
-            hi = np.searchsorted(sorted_norms, xn + tol, side="right")
+            lo = np.searchsorted(sorted_norms, xn - tol - spread, side="left")
+            hi = np.searchsorted(sorted_norms, xn + tol + spread, side="right")
             cand[i] = np.sort(order[lo:hi])
     a = X.shape[0]
     try:
         for size in range(a, 0, -1):
             for I in itertools.combinations(range(a), size):
-                count, beta = _uniquely_valid(list(I), X, Y, cand, tol, state)
+                count, beta = _uniquely_valid(list(I), X, Y, cand, tol + 2 * spread, state)
                 if count == 1:
                     known = np.array(I, dtype=np.int64)
-                    return LinkResult(known, np.array([beta[i] for i in I], dtype=np.int64), True, state["nodes"], tol)
+                    return LinkResult(known, np.array([beta[i] for i in I], dtype=np.int64), True, state["nodes"], tol,
+                                      noise)
     except _Budget:
-        return LinkResult(np.zeros(0, np.int64), np.zeros(0, np.int64), False, state["nodes"], tol)
-    return LinkResult(np.zeros(0, np.int64), np.zeros(0, np.int64), True, state["nodes"], tol)
+        return LinkResult(np.zeros(0, np.int64), np.zeros(0, np.int64), False, state["nodes"], tol, noise)
+    return LinkResult(np.zeros(0, np.int64), np.zeros(0, np.int64), True, state["nodes"], tol, noise)
 
 
 def _complement(B: np.ndarray, n: int, rtol: float = 1e-10):
@@ -203,6 +250,39 @@ def sample_orthogonal(X_q: Any, Y_q: Any, rng: Any = 0) -> np.ndarray:
     return M
 
 
+def fit_orthogonal(X_q: Any, Y_q: Any, rng: Any = 0) -> np.ndarray:
+    """The orthogonal M that fits noisy pairs ``y_i ~ M x_i`` best in least squares
+    (orthogonal Procrustes), with its unfitted part drawn as in Algorithm 4.
+
+    ``min ||M X_q^T - Y_q^T||_F`` over orthogonal M is attained exactly by the M with
+    ``M V_k = U_k`` for ``C = Y_q^T X_q = U S V^T`` (k its rank): ``M = U_k V_k^T + U_c P V_c^T``
+    with ``P`` Haar-uniform on O(n - k), the complements' map left free by the fit. With n
+    linearly independent pairs M is the Procrustes solution; with exact pairs it maps each
+    x_i to y_i, as :func:`sample_orthogonal` does.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scipy.stats import ortho_group
+    >>> M_T = ortho_group.rvs(3, random_state=0); X_q = np.random.default_rng(1).random((5, 3))
+    >>> M = fit_orthogonal(X_q, np.round(X_q @ M_T.T, 4))
+    >>> bool(np.abs(M - M_T).max() < 1e-3 and np.allclose(M @ M.T, np.eye(3)))
+    True
+    """
+    Xq = as_2d("X_q", X_q)
+    Yq = as_2d("Y_q", Y_q, n_cols=Xq.shape[1], n_rows=Xq.shape[0])
+    n = Xq.shape[1]
+    U, s, Vt = np.linalg.svd(Yq.T @ Xq)
+    k = int(np.sum(s > 1e-10 * s.max())) if s.size and s.max() > 0 else 0
+    M = U[:, :k] @ Vt[:k]
+    if k < n:
+        G = np.random.default_rng(rng).standard_normal((n - k, n - k))
+        Q, Rr = np.linalg.qr(G)
+        P = Q * np.sign(np.where(np.diag(Rr) == 0, 1.0, np.diag(Rr)))
+        M = M + U[:, k:] @ P @ Vt[k:]
+    return M
+
+
 def _rho(N: int, R: np.ndarray, delta: np.ndarray) -> np.ndarray:
     out = np.ones_like(R)
     if N == 0:
@@ -217,11 +297,14 @@ def _rho(N: int, R: np.ndarray, delta: np.ndarray) -> np.ndarray:
     return out
 
 
-def breach_probability(X_q: Any, Y_q: Any, Y: Any, epsilon: float, anchor: Any = None) -> np.ndarray:
+def breach_probability(X_q: Any, Y_q: Any, Y: Any, epsilon: float, anchor: Any = None,
+                       noise: float = 0.0) -> np.ndarray:
     """``rho(x_j, eps)`` for every row of Y, from the attacker's view only (module docstring).
 
     ``anchor = (x_a, y_a)`` measures everything relative to a linked anchor pair
-    (translation case): ``delta = eps ||y_j - y_a||``.
+    (translation case): ``delta = eps ||y_j - y_a||``. ``noise`` (a bound per released
+    coordinate) takes the released row's own noise off the radius:
+    ``delta = max(eps ||y_j|| - noise sqrt(n), 0)``.
 
     Examples
     --------
@@ -242,7 +325,9 @@ def breach_probability(X_q: Any, Y_q: Any, Y: Any, epsilon: float, anchor: Any =
     R = np.linalg.norm(Yall @ V_c, axis=1)
     scale = np.linalg.norm(Yall, axis=1)
     R = np.where(R <= 1e-12 * np.maximum(scale, 1e-300), 0.0, R)
-    return _rho(V_c.shape[1], R, epsilon * scale)
+    if not (np.isfinite(noise) and noise >= 0):
+        raise InvalidInputError(f"noise must be a finite number >= 0; got {noise!r}")
+    return _rho(V_c.shape[1], R, np.maximum(epsilon * scale - noise * np.sqrt(Yall.shape[1]), 0.0))
 
 
 @dataclass(frozen=True)
@@ -259,14 +344,19 @@ class KnownInputResult:
     M: np.ndarray
     seconds: float
     anchor: Any = None
+    #: why rho is approximate ("" when it is the paper's closed form on exact links)
+    rho_note: str = ""
 
 
 def known_input_attack(X_known: Any, Y: Any, epsilon: float = 0.07, rng: Any = 0, *, tol: float | None = None,
-                       max_nodes: int | None = None, translation: bool = False) -> KnownInputResult:
+                       max_nodes: int | None = None, translation: bool = False, noise: Any = None) -> KnownInputResult:
     """Link the known records, sample M, and estimate every released record (module docstring).
 
     Linked rows have rho = 1 (their originals are known); the best row is
-    chosen among the others. Raises if no known record can be linked.
+    chosen among the others. Raises if no known record can be linked. ``noise`` is a
+    bound on every released coordinate's noise, or ``"infer"`` (half a unit of the
+    release's last decimal, read off the data; 0 at full precision): linking allows for
+    it and M is the Procrustes fit (module docstring).
 
     Examples
     --------
@@ -282,22 +372,30 @@ def known_input_attack(X_known: Any, Y: Any, epsilon: float = 0.07, rng: Any = 0
     t0 = time.perf_counter()
     Xk = as_2d("X_known", X_known)
     Yall = as_2d("Y", Y, n_cols=Xk.shape[1])
-    lk = link(Xk, Yall, tol=tol, max_nodes=max_nodes, translation=translation)
+    delta = _noise_bound(noise, Yall)
+    lk = link(Xk, Yall, tol=tol, max_nodes=max_nodes, translation=translation, noise=delta)
     if lk.known.size == 0:
         raise InvalidInputError("no known record could be linked uniquely (raise tol, or max_nodes if "
-                                f"the search stopped: complete={lk.complete})")
+                                f"the search stopped: complete={lk.complete}; a rounded release needs noise=)")
     Xq, Yq = Xk[lk.known], Yall[lk.perturbed]
     anchor = None
     if translation:
         anchor = (Xq[0], Yq[0])
         Xq, Yq = Xq[1:] - anchor[0], Yq[1:] - anchor[1]
-    M = sample_orthogonal(Xq, Yq, rng)
+    note = ""
+    if delta > 0:   # noisy links: the least-squares fit, and rho on the fitted images of the links
+        M = fit_orthogonal(Xq, Yq, rng)
+        Yq = Xq @ M.T
+        note = (f"approximate: rho allows for the released row's own noise (|w| <= {delta:g} per coordinate) but "
+                "not for the error of M fitted on noisy links")
+    else:
+        M = sample_orthogonal(Xq, Yq, rng)
     if translation:  # Xq, Yq are already relative to the anchor pair
         estimates = anchor[0] + (Yall - anchor[1]) @ M
-        rho = breach_probability(Xq, Yq, Yall - anchor[1], epsilon)
+        rho = breach_probability(Xq, Yq, Yall - anchor[1], epsilon, noise=delta)
     else:
         estimates = Yall @ M  # rows: (M^T y_j)^T
-        rho = breach_probability(Xq, Yq, Yall, epsilon)
+        rho = breach_probability(Xq, Yq, Yall, epsilon, noise=delta)
     rho = rho.copy()
     rho[lk.perturbed] = 1.0
     unlinked = np.setdiff1d(np.arange(Yall.shape[0]), lk.perturbed)
@@ -305,7 +403,7 @@ def known_input_attack(X_known: Any, Y: Any, epsilon: float = 0.07, rng: Any = 0
         raise InvalidInputError("every released row is linked: nothing left to estimate")
     best = int(unlinked[np.argmax(rho[unlinked])])
     order = unlinked[np.argsort(-rho[unlinked], kind="stable")]
-    return KnownInputResult(best, estimates[best], rho, estimates, order, lk, M, time.perf_counter() - t0, anchor)
+    return KnownInputResult(best, estimates[best], rho, estimates, order, lk, M, time.perf_counter() - t0, anchor, note)
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ def perturb(X: np.ndarray, rng, translation: bool = False):
 def run_known_input(dataset: str = "pendigits", *, data_dir: Any = None, known: int = 4, epsilon: float = 0.07,
                     trials: int = 10, records: int | None = None, translation: bool = False,
                     normalize: bool = False, vfl: bool = False, passive: int = 8, seed: int = 0,
-                    predict_fraction: float = PREDICT_FRACTION) -> Result:
+                    predict_fraction: float = PREDICT_FRACTION, decimals: int | None = None) -> Result:
     """The known-input attack on distance-preserving perturbation, over ``trials`` trials.
 
     Each trial perturbs the records by a Haar rotation (plus a translation with
@@ -44,19 +44,32 @@ def run_known_input(dataset: str = "pendigits", *, data_dir: Any = None, known: 
     ``vfl=True`` attacks the orthogonal defence of a VFL model instead (``passive``
     passive features, which must be at most k - 1; the model is trained on the other
     ``1 - predict_fraction`` of the records). ``records`` caps the records used.
+
+    ``decimals`` rounds the perturbed release to that many decimals, as a real release is
+    rounded; the attacker reads the precision off the released values
+    (:func:`~vflattack.attacks.known_input.infer_decimals`) and links within the tolerance it
+    implies. Each trial draws the same rotation, permutation and known records whatever the
+    decimals, so trials at different precisions compare one to one.
     """
     for name, value in (("known", known), ("trials", trials), ("passive", passive)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
             raise InvalidInputError(f"{name} must be a positive integer; got {value!r}")
     if not (np.isfinite(epsilon) and epsilon > 0):
         raise InvalidInputError(f"epsilon must be a positive number; got {epsilon!r}")
+    if decimals is not None and (isinstance(decimals, bool) or not isinstance(decimals, (int, np.integer))
+                                 or not 0 <= decimals <= 15):
+        raise InvalidInputError(f"decimals must be an integer in [0, 15] (or None: full precision); got {decimals!r}")
+    if decimals is not None and vfl:
+        raise InvalidInputError("decimals applies to the perturbed data release, not to vfl=True (the defence's "
+                                "scores: audit them with vflattack audit --release)")
     F, labels, _ = load_data(dataset, data_dir, normalize=normalize or vfl)
     rng = np.random.default_rng(seed)
     if records:
         F, labels = F[:records], labels[:records]
     config = {"dataset": dataset, "known": known, "epsilon": epsilon, "trials": trials, "records": records,
               "translation": translation, "normalize": normalize, "vfl": vfl, "passive": passive, "seed": seed,
-              "predict_fraction": predict_fraction, "n_records": int(F.shape[0]), "n_features": int(F.shape[1])}
+              "predict_fraction": predict_fraction, "n_records": int(F.shape[0]), "n_features": int(F.shape[1]),
+              "decimals": decimals}
     if vfl:
         return Result("known_input", [_vfl_defence_trial(F, labels, known, epsilon, passive, seed, rng,
                                                              predict_fraction)], config)
@@ -64,10 +77,20 @@ def run_known_input(dataset: str = "pendigits", *, data_dir: Any = None, known: 
         raise InvalidInputError(f"known must be at most the number of records ({F.shape[0]}); got {known}")
     rows = []
     for t in range(trials):
+        rng = np.random.default_rng([seed, t])    # one stream per trial: the same draws at every precision
         Y, M_T, perm, v = perturb(F, rng, translation)
+        if decimals is not None:
+            Y = np.round(Y, decimals)
         chosen = rng.choice(F.shape[0], known, replace=False)
         t0 = time.perf_counter()
-        att = known_input_attack(F[chosen], Y, epsilon=epsilon, rng=rng, translation=translation)
+        try:
+            att = known_input_attack(F[chosen], Y, epsilon=epsilon, rng=rng, translation=translation,
+                                     noise="infer" if decimals is not None else None)
+        except InvalidInputError as exc:   # nothing linked: the trial is a failure, not the end of the run
+            rows.append({"trial": t, "linked": 0, "link_correct": False, "rho_best": float("nan"),
+                         "relative_error": float("nan"), "breach": False, "seconds": time.perf_counter() - t0,
+                         "noise": float("nan"), "rho_note": "", "failure": str(exc)})
+            continue
         secs = time.perf_counter() - t0
         true = int(np.flatnonzero(perm == att.best)[0])
         ref = F[true] - (att.anchor[0] if att.anchor is not None else 0)
@@ -75,7 +98,8 @@ def run_known_input(dataset: str = "pendigits", *, data_dir: Any = None, known: 
         correct = bool(np.array_equal(att.link.perturbed, perm[chosen[att.link.known]]))
         rows.append({"trial": t, "linked": int(att.link.known.size), "link_correct": correct,
                      "rho_best": float(att.rho[att.best]), "relative_error": err,
-                     "breach": err <= epsilon, "seconds": secs})
+                     "breach": err <= epsilon, "seconds": secs, "noise": att.link.noise, "rho_note": att.rho_note,
+                     "failure": ""})
     return Result("known_input", rows, config)
 
 

@@ -27,9 +27,12 @@ class KnownInputReport(Report, kind="known_input", json_name="known_input.json",
         """Mean rho(best), breach rate and mean time over the trials (VFL: the one record)."""
         if self.config["vfl"]:
             return dict(self.records[0])
-        rho = np.array([r["rho_best"] for r in self.records])
-        return {"mean_rho_best": float(rho.mean()),
+        rho = np.array([r["rho_best"] for r in self.records], dtype=float)
+        return {"mean_rho_best": float(np.nanmean(rho)) if np.isfinite(rho).any() else float("nan"),
                 "breach_rate": float(np.mean([r["breach"] for r in self.records])),
+                "breaches": int(sum(r["breach"] for r in self.records)),
+                "linked_all": int(sum(r["linked"] == self.config["known"] and r["link_correct"] for r in self.records)),
+                "linked_any": int(sum(r["linked"] > 0 for r in self.records)),
                 "mean_seconds": float(np.mean([r["seconds"] for r in self.records]))}
 
     def payload(self) -> dict:
@@ -48,10 +51,16 @@ class KnownInputReport(Report, kind="known_input", json_name="known_input.json",
         s = self.summary()
         head = (f"known-input attack on {c['dataset']}: {c['n_records']} records x {c['n_features']} features, "
                 f"{c['known']} known, epsilon = {c['epsilon']}, "
-                f"{'rotation + translation' if c['translation'] else 'rotation'}, {len(self.records)} trials")
-        lines = [f"  trial {r['trial']}: linked {r['linked']} ({'correct' if r['link_correct'] else 'WRONG'}), "
+                f"{'rotation + translation' if c['translation'] else 'rotation'}, {len(self.records)} trials, "
+                + ("released at full precision" if c.get("decimals") is None else
+                   f"released rounded to {c['decimals']} decimals (linking allows for noise "
+                   f"{0.5 * 10.0 ** -c['decimals']:g} per coordinate, read off the data)"))
+        lines = [f"  trial {r['trial']}: nothing linked ({r['failure']})" if r.get("failure") else
+                 f"  trial {r['trial']}: linked {r['linked']} ({'correct' if r['link_correct'] else 'WRONG'}), "
                  f"rho(best) = {r['rho_best']:.3f}, realised relative error {r['relative_error']:.4f} "
                  f"({'breach' if r['breach'] else 'no breach'}), {r['seconds']:.3f} s" for r in self.records]
-        tail = (f"  mean rho(best) = {s['mean_rho_best']:.3f}, breaches {sum(r['breach'] for r in self.records)}/"
+        tail = (f"  all {c['known']} known records linked correctly in {s['linked_all']}/{len(self.records)} trials; "
+                f"mean rho(best) = {s['mean_rho_best']:.3f}, breaches {s['breaches']}/"
                 f"{len(self.records)}, mean time {s['mean_seconds']:.3f} s")
-        return "\n".join([head, *lines, tail])
+        notes = sorted({r["rho_note"] for r in self.records if r.get("rho_note")})
+        return "\n".join([head, *lines, tail] + [f"  rho is {n}" for n in notes])
