@@ -43,17 +43,46 @@ def _map_objects(values, fn):
     return out
 
 
+def _snap_to_points(L, U, tolerance):
+    """``L``, ``U`` with every finite interval of width at most ``2 tolerance(midpoint)`` (or
+    inverted by at most that) replaced by its midpoint, on copies."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        finite = np.isfinite(L) & np.isfinite(U)
+        mid = np.where(finite, 0.5 * L + 0.5 * U, 0.0)
+        thin = finite & (np.abs(U - L) <= 2.0 * tolerance(mid)) & (L != U)
+    if not thin.any():
+        return L, U
+    L, U = L.copy(), U.copy()
+    L[thin] = U[thin] = mid[thin]
+    return L, U
+
+
 class BoundedBatches:
     """The bounded-error half of :class:`chebcenter.BoxSlice` (see the module docstring)."""
 
     def _split_bounds(self, L, U):
-        """Row classes: ``invalid`` (a NaN), ``points`` (every interval a point: the equality
-        case), ``empty`` (some ``L_j > U_j``, ``L_j = +inf`` or ``U_j = -inf``), ``sets`` (the rest)."""
+        """The bounds with rounding-level intervals snapped to points, and the row classes:
+        ``(L, U, invalid, points, empty, sets)``. ``invalid``: a NaN; ``points``: every interval
+        a point (the equality case); ``empty``: some ``L_j > U_j``, ``L_j = +inf`` or
+        ``U_j = -inf``; ``sets``: the rest.
+
+        An interval no wider than twice the equality tolerance of its row (docs/theory.md §6.2,
+        ``tau_j = feas_tol (reach_j + |b_j|) + 32 eps d sum_i |a_ji|``), inverted ones
+        included, is its midpoint: the equality case would accept any point of it as meeting
+        ``a_j x = b_j``, and solving it as an interval only conditions the relaxations badly
+        (an interval 1e-12 wide left RCC1 INACCURATE on every row)."""
+        L, U = _snap_to_points(L, U, self._equality_tolerance)
         invalid = np.any(np.isnan(L) | np.isnan(U), axis=1)
         with np.errstate(invalid="ignore"):
             points = ~invalid & np.all((L == U) & np.isfinite(L), axis=1)
             empty = ~invalid & ~points & np.any((L > U) | (L == np.inf) | (U == -np.inf), axis=1)
-        return invalid, points, empty, ~(invalid | points | empty)
+        return L, U, invalid, points, empty, ~(invalid | points | empty)
+
+    def _equality_tolerance(self, b):
+        """``tau`` of each equation at right-hand side ``b`` (N, m): docs/theory.md §6.2."""
+        absA = np.abs(self.A)
+        reach = absA @ (self.hi - self.lo)
+        return self.feas_tol * (reach + np.abs(b)) + 32.0 * np.finfo(float).eps * self.d * absA.sum(axis=1)
 
     def _normalised_bounds(self, L, U):
         s = self.scale
@@ -68,7 +97,7 @@ class BoundedBatches:
     def _run_bounds(self, L, U, spec, opts, on_inconsistent):
         t0 = time.perf_counter()
         N, d = L.shape[0], self.d
-        invalid, points, empty, sets = self._split_bounds(L, U)
+        L, U, invalid, points, empty, sets = self._split_bounds(L, U)
         centers, radii = np.full((N, d), np.nan), np.full(N, np.nan)
         codes = np.full(N, Status.INVALID_INPUT, dtype=np.int8)
         codes[empty] = Status.INFEASIBLE
@@ -114,7 +143,7 @@ class BoundedBatches:
         L, U = as_interval_batch(b, noise, one[0], one[1], self.m)
         if L.shape[0] != 1:
             raise InvalidInputError(f"vertices takes one set; the bounds describe {L.shape[0]}")
-        invalid, points, empty, sets = self._split_bounds(L, U)
+        L, U, invalid, points, empty, sets = self._split_bounds(L, U)
         if invalid[0]:
             raise InvalidInputError("lower, upper, b and noise must not be NaN")
         if points[0]:
@@ -129,7 +158,7 @@ class BoundedBatches:
     def _ranges_bounds(self, L, U, on_inconsistent):
         t0 = time.perf_counter()
         N, d = L.shape[0], self.d
-        invalid, points, empty, sets = self._split_bounds(L, U)
+        L, U, invalid, points, empty, sets = self._split_bounds(L, U)
         lower, upper = np.full((N, d), np.nan), np.full((N, d), np.nan)
         codes = np.full(N, Status.INVALID_INPUT, dtype=np.int8)
         codes[empty] = Status.INFEASIBLE

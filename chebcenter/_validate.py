@@ -162,7 +162,8 @@ def as_interval_batch(B: Any, noise: Any, lower: Any, upper: Any, m: int) -> tup
     ``noise`` (a scalar, (m,) or (N, m), every entry >= 0) goes with ``B``:
     ``L = B - noise``, ``U = B + noise``. ``lower``/``upper`` go without ``B``; a missing one is
     ``-inf``/``+inf`` (every row one-sided). Entries may be infinite; a NaN makes its row
-    INVALID_INPUT, an empty interval (``L > U``) its row INFEASIBLE: the caller decides.
+    INVALID_INPUT, an empty interval (``L > U`` beyond the equation's tolerance, docs/theory.md §8.6) its
+    row INFEASIBLE: the caller decides.
     """
     if noise is None and lower is None and upper is None:
         return None

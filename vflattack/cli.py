@@ -210,6 +210,9 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--seed", type=int, default=0)
     _add_predict_fraction(ex)
     ex.add_argument("--partitions", type=_positive_int, default=4, help="Parquet parts per log (default 4)")
+    ex.add_argument("--release", nargs=1, default=None, type=_release, metavar="RELEASE",
+                    help="log the scores as this release publishes them (default exact log-probabilities): round:K "
+                         "writes p0.. rounded, label writes label, top1:K writes label and p_top, ...")
     ex.add_argument("--out", required=True, metavar="DIR", help="a new or empty directory")
     return parser
 
@@ -247,11 +250,15 @@ def _export_log(args) -> int:
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         return _fail(cc.InvalidInputError(f"--out {args.out!r} must be a new or empty directory"))
     try:
+        releases = _releases(args.release)
+        if len(releases) > 1:
+            raise cc.InvalidInputError("--release takes one value with export-log")
         F, labels, _ = load_data(args.dataset, args.data_dir)
         sc = build_scenario(F, labels, args.seed, n_passive=args.passive, predict_fraction=args.predict_fraction)
         out.mkdir(parents=True, exist_ok=True)
         sc.model.save(out / "model.json")
-        write_log(sc.model, sc.Y, sc.X, out, ids=sc.predict, partitions=args.partitions)
+        write_log(sc.model, sc.Y, sc.X, out, ids=sc.predict, partitions=args.partitions, release=releases[0],
+                  rng=args.seed)
         np.savetxt(out / "prior.csv", sc.X_train, delimiter=",",
                    header=",".join(f"x{j}" for j in range(args.passive)), comments="")
     except (datasets.DatasetError, cc.InvalidInputError, cc.MissingBackendError) as exc:
@@ -277,8 +284,12 @@ def _audit_log(args, progress) -> int:
     except (cc.InvalidInputError, cc.MissingBackendError) as exc:
         return _fail(exc)
     try:
+        releases = _releases(args.release)
+        if len(releases) > 1:
+            raise cc.InvalidInputError("--release takes one value with --log (the release the log was written with)")
         report = audit_log(model, args.log, args.out, passive_log=args.passive_log, methods=args.methods,
-                           prior=prior, client=client, progress=progress)
+                           prior=prior, client=client, progress=progress,
+                           release=None if releases[0].exact else releases[0])
     except (cc.InvalidInputError, cc.MissingBackendError) as exc:
         return _fail(exc)
     finally:

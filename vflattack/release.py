@@ -197,8 +197,13 @@ def _simplex_tightened(lo, hi):
     with no probability vector inside them."""
     lo, hi = np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
     s_hi, s_lo = hi.sum(axis=1, keepdims=True), lo.sum(axis=1, keepdims=True)
-    ell = np.maximum(lo, 1.0 - (s_hi - hi))
-    ups = np.minimum(hi, 1.0 - (s_lo - lo))
+    # 1 - (sum of the others) is computed from k floating-point values of at most 1, each
+    # also a few ulps from the real probability it stands for: an absolute error of a few k
+    # ulps, which a small tightened bound (1 - 0.9997 = 2.5e-4) turns into a large relative
+    # one in log space. Those bounds are rounded outward by 8 k ulps.
+    pad = 8.0 * lo.shape[1] * np.finfo(float).eps
+    ell = np.maximum(lo, 1.0 - (s_hi - hi) - pad)
+    ups = np.minimum(hi, 1.0 - (s_lo - lo) + pad)
     impossible = np.any(ell > ups + 1e-12, axis=1) | np.any(ups <= 0.0, axis=1)
     return ell, ups, impossible
 
@@ -304,6 +309,16 @@ def release_to_bounds(model: VFLModel, released: Any, Y: Any, release: Release) 
     D_act = np.array([model.W_act[j] - model.W_act[i] for i, j in pairs]).reshape(len(pairs), model.n_active)
     D_b = np.array([model.b[j] - model.b[i] for i, j in pairs])
     shift = Y @ D_act.T + D_b
-    L, U = lo - shift, hi - shift
+    with np.errstate(invalid="ignore"):   # inf - inf does not occur: shift is finite
+        L, U = lo - shift, hi - shift
+        # Outward rounding. In real arithmetic the record's A x lies in [lo - shift, hi - shift];
+        # in floating point the scores, the logs, the shift and A x itself each carry rounding
+        # errors of a few units in the last place of the magnitudes involved (a dot product of
+        # length n: n of them). Without this, a row whose interval is a point (an unclipped
+        # score, zero noise) came out with L above U, or A x outside, by ~1e-15: reported empty.
+        slack = 4.0 * (8 + model.n_passive + model.n_active) * np.finfo(float).eps * (
+            1.0 + np.abs(shift) + np.abs(A).sum(axis=1) + np.where(np.isfinite(lo), np.abs(lo), 0.0)
+            + np.where(np.isfinite(hi), np.abs(hi), 0.0))
+        L, U = L - slack, U + slack
     L[flags != 0], U[flags != 0] = np.nan, np.nan
     return BoundedSystem(A, L, U, tuple(pairs), flags)

@@ -147,6 +147,31 @@ def test_point_intervals_are_the_equality_case(method):
         np.testing.assert_array_equal(got.status_codes, ref.status_codes)
 
 
+@pytest.mark.parametrize("method", ["rcc1", "rcc2", "exact", "cls"])
+def test_rounding_level_intervals_are_points(method):
+    """Intervals a few ulps wide, or inverted by a few ulps, as computed bounds come out (a
+    release whose interval is a point in real arithmetic): the equality case's answer on their
+    midpoints, not INFEASIBLE and not the ill-conditioned thin-interval solve. Inverted by more
+    than the equality tolerance (docs/theory.md §6.2), the row stays empty. Includes redundant
+    rows (3 rows of rank 2)."""
+    rng = np.random.default_rng(6)
+    A2 = rng.standard_normal((2, 5))
+    A = np.vstack([A2, A2[0] - A2[1]])
+    B = rng.random((30, 5)) @ A.T
+    sl = cc.BoxSlice(A)
+    ulps = 8 * np.finfo(float).eps * (1 + np.abs(B))
+    signs = rng.choice([-1.0, 1.0], B.shape)
+    L, U = B - signs * ulps, B + signs * ulps          # half the entries inverted
+    ref = sl.centers(0.5 * L + 0.5 * U, method)
+    got = sl.centers(method=method, lower=L, upper=U)
+    assert np.all(got.status_codes == cc.Status.OPTIMAL)
+    np.testing.assert_array_equal(got.status_codes, ref.status_codes)
+    np.testing.assert_allclose(got.centers, ref.centers, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(got.radii, ref.radii, rtol=1e-9, atol=1e-12)
+    far = sl.centers(method=method, lower=B + 1e-3, upper=B - 1e-3)
+    assert np.all(far.status_codes == cc.Status.INFEASIBLE)
+
+
 @pytest.mark.parametrize("s", [1e-12, 1e-6, 1.0, 1e6, 1e12])
 @pytest.mark.parametrize("method", ["exact", "rcc1", "rcc2", "cls", "half_star", "project"])
 def test_rescaling_the_box_and_the_intervals_rescales_the_answers(method, s):

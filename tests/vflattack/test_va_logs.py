@@ -94,3 +94,43 @@ def test_cli_log_audit_attaches_to_a_scheduler(client, tmp_path, capsys):
     assert va_main(["audit", "--model", str(exp / "model.json"), "--log", str(bad), "--out", str(tmp_path / "r2"),
                     "--scheduler", client.scheduler.address, "--no-progress"]) == 2
     assert "lacks columns" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("spec", ["round:2", "loground:1", "label", "top1:2", "clip:0.01", "noise:0.01"])
+def test_a_released_log_is_audited_not_refused_and_equals_the_in_memory_attack(client, tmp_path, spec):
+    """A log written as the release publishes it (rounded p0.., rounded logp0.., label, label and
+    p_top, ...) is audited on the release's sets: no row refused, every row reconstructed by every
+    method, and the same reconstructions as the in-memory release attack on the same values."""
+    rel = va.Release.parse(spec)
+    model, Y, X = _model_and_data(seed=4, N=120, d=4, k=3)
+    paths = write_log(model, Y, X, tmp_path / "logs", partitions=3, release=rel, rng=7)
+    methods = ("half_star", "rcc2", "exact")
+    rep = audit_log(model, paths[0], tmp_path / "out", passive_log=paths[1], methods=methods, client=client,
+                    release=rel)
+    ref = va.whitebox_attack(model, rel.publish(model, Y, X, rng=7), Y, methods, release=rel)
+    got = pd.read_parquet(tmp_path / "out" / "reconstructions").sort_values("id")
+    for m in methods:
+        np.testing.assert_array_equal(got[[f"{m}_x{j}" for j in range(4)]].to_numpy(), ref.reconstructions[m])
+    for rec in rep.records:
+        assert "INVALID_SCORES" not in rec["status"] and rec["rows_scored"] == 120
+    assert rep.config["release"] == rel.spec and rep.config["looks_rounded"] is None
+    assert rep.table().startswith(f"prediction log {paths[0]}, release: {rel.describe()}:")
+
+
+def test_a_rounded_log_audited_as_exact_says_which_release_to_use(client, tmp_path, capsys):
+    model, Y, X = _model_and_data(seed=5, N=90, d=4, k=3)
+    paths = write_log(model, Y, X, tmp_path / "logs", partitions=3, release=va.Release.parse("round:3"))
+    rep = audit_log(model, paths[0], tmp_path / "out", methods=("half_star",), client=client)
+    assert rep.config["looks_rounded"] == 3 and "audit with --release round:3" in rep.table()
+    exact = write_log(model, Y, X, tmp_path / "exact", partitions=3, log_scores=False)
+    assert audit_log(model, exact[0], tmp_path / "out2", methods=("half_star",), client=client).config[
+        "looks_rounded"] is None
+    # a label release needs a label column (or one-hot p0..): the error names it
+    with pytest.raises(cc.InvalidInputError, match="label"):
+        audit_log(model, paths[0].parent / "passive.parquet", tmp_path / "out3", methods=("half_star",), client=client,
+                  release=va.Release.parse("top1:2"))
+    model.save(tmp_path / "m.json")
+    assert va_main(["audit", "--model", str(tmp_path / "m.json"), "--log", str(paths[0]), "--release", "round:3",
+                    "round:2", "--out", str(tmp_path / "r4"), "--scheduler", client.scheduler.address,
+                    "--no-progress"]) == 2
+    assert "one value with --log" in capsys.readouterr().err

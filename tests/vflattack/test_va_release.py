@@ -24,10 +24,11 @@ def _data(model, n=300, seed=1):
 
 
 def _inside(sysb, X):
+    """The record's A x (as floating point computes it) inside [L, U], with no tolerance: the
+    bounds are rounded outward by more than the rounding error of A x itself."""
     ax = X @ sysb.A.T
     ok = sysb.valid
-    tol = 1e-9 * (1 + np.abs(ax))
-    return np.all((ax[ok] >= sysb.L[ok] - tol[ok]) & (ax[ok] <= sysb.U[ok] + tol[ok]))
+    return np.all((ax[ok] >= sysb.L[ok]) & (ax[ok] <= sysb.U[ok]))
 
 
 @pytest.mark.parametrize("k", [2, 3, 4])
@@ -78,21 +79,33 @@ def test_gaussian_noise_holds_with_the_stated_probability():
     assert held.mean() >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / 3000)
 
 
-@pytest.mark.parametrize("release", ["round:2", "label", "top1:2"])
-def test_the_attack_on_a_release_certifies_the_record(release):
-    """Every OPTIMAL row of the set methods covers the record with its radius."""
-    m = _model(3, d=5)
-    Y, X = _data(m, n=60)
+KINDS = ["round:2", "round:4", "loground:1", "clip:0.01", "label", "top1:2", "noise:0", "noise:0.01",
+         "gaussian:0.005", "laplace:0.005"]
+
+
+@pytest.mark.parametrize("k", [2, 3, 5])
+@pytest.mark.parametrize("release", KINDS)
+def test_the_attack_on_a_release_certifies_the_record(release, k):
+    """For every kind: no row is refused or reported empty (each set holds its record: noise:0 and
+    unclipped scores give point intervals, which rounding once made empty), and every OPTIMAL row
+    of every set method covers the record with its radius (random noise: the draw here falls
+    inside the stated confidence, so the same holds)."""
+    m = _model(k, d=5)
+    Y, X = _data(m, n=40)
     rel = va.Release.parse(release)
-    P = m.predict_proba(Y, X)
-    shown = {"round": np.round(P, 2), "label": np.argmax(P, axis=1),
-             "top1": (np.argmax(P, axis=1), np.round(P.max(axis=1), 2))}[rel.kind]
+    shown = rel.publish(m, Y, X, rng=3)
+    sysb = va.release_to_bounds(m, shown, Y, rel)
+    inside = np.all((X @ sysb.A.T >= sysb.L) & (X @ sysb.A.T <= sysb.U), axis=1)
     res = va.whitebox_attack(m, shown, Y, methods=("exact", "rcc1", "rcc2", "half"), release=rel)
     for name in ("exact", "rcc1", "rcc2", "half"):
-        ok = np.array([s is not None and s.name == "OPTIMAL" for s in res.status[name]])
-        assert ok.mean() > 0.9, name
+        names = np.array(["REFUSED" if s is None else s.name for s in res.status[name]])
+        assert not np.any(np.isin(names, ["REFUSED", "INFEASIBLE", "INVALID_INPUT"])[inside]), (name, set(names))
+        ok = (names == "OPTIMAL") & inside
+        assert ok.mean() > 0.5, (name, set(names))
         err = np.linalg.norm(res.reconstructions[name][ok] - X[ok], axis=1)
         assert np.all(err <= res.radii[name][ok] + SLACK), name
+    if rel.kind not in ("gaussian", "laplace"):
+        assert inside.all()
 
 
 def test_impossible_and_nonfinite_releases_are_refused_with_a_flag():

@@ -8,6 +8,14 @@ party saw: per prediction its active features and the k scores. Columns:
 * ``p0 .. p{k-1}``: the scores (probabilities, in the model's class order), or
   ``logp0 .. logp{k-1}``: log-probabilities (preferred: saturated scores stay exact).
 
+A log of a deployment that publishes its scores some other way is audited with its
+``release`` (:class:`vflattack.Release`), on the sets the release implies: rounded, clipped
+or noisy probabilities in ``p0 ..``, rounded log-probabilities in ``logp0 ..``, the label
+only in ``label`` (class index; or one-hot ``p0 ..``), the top-1 label with its rounded
+probability in ``label`` and ``p_top``. Without a release the scores are taken as exact; a
+log whose scores look rounded (every value a multiple of 10^-K, K <= 6) is then flagged in
+the report, with the ``--release`` to use.
+
 The passive party's log, when the auditor has it, holds ``id`` and ``x0 .. x{d-1}``.
 Logs are Parquet (a file or a directory of parts) or CSV, read with ``dask.dataframe``, so
 a log larger than memory streams through in partitions. Each partition is mapped to
@@ -32,7 +40,9 @@ import numpy as np
 
 from .._validate import InvalidInputError
 from ..attacks import BASELINES, DEFAULT_METHODS, PRIOR_METHODS, Prior, whitebox_attack
+from ..attacks.known_input import infer_decimals
 from ..model import VFLModel
+from ..release import Release
 from .protocol import Result
 
 __all__ = ["attack_log", "write_log"]
@@ -54,18 +64,22 @@ def _read(path: Any):
 
 
 def write_log(model: VFLModel, Y: Any, X: Any, directory: Any, *, ids: Any = None, log_scores: bool = True,
-              partitions: int = 4) -> tuple[pathlib.Path, pathlib.Path]:
+              partitions: int = 4, release: Release | None = None, rng: Any = 0) -> tuple[pathlib.Path, pathlib.Path]:
     """Write what a deployment would log: ``predictions.parquet`` (id, active features, scores)
-    and ``passive.parquet`` (id, passive features), each in ``partitions`` parts."""
+    and ``passive.parquet`` (id, passive features), each in ``partitions`` parts. With a
+    ``release`` the scores are logged as that release publishes them (:meth:`Release.publish`,
+    noise drawn from ``rng``; columns as in the module docstring) and ``log_scores`` is ignored."""
     _, dd, pd = _dask()
     out = pathlib.Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     Y, X = np.asarray(Y, dtype=float), np.asarray(X, dtype=float)
     ids = np.arange(X.shape[0]) if ids is None else np.asarray(ids)
-    S = model.predict_log_proba(Y, X) if log_scores else model.predict_proba(Y, X)
-    pre = "logp" if log_scores else "p"
-    preds = pd.DataFrame({"id": ids, **{f"y{j}": Y[:, j] for j in range(Y.shape[1])},
-                          **{f"{pre}{i}": S[:, i] for i in range(S.shape[1])}})
+    if release is not None and not release.exact:
+        cols = _published_columns(release.publish(model, Y, X, rng), release)
+    else:
+        S = model.predict_log_proba(Y, X) if log_scores else model.predict_proba(Y, X)
+        cols = {f"{'logp' if log_scores else 'p'}{i}": S[:, i] for i in range(S.shape[1])}
+    preds = pd.DataFrame({"id": ids, **{f"y{j}": Y[:, j] for j in range(Y.shape[1])}, **cols})
     passive = pd.DataFrame({"id": ids, **{f"x{j}": X[:, j] for j in range(X.shape[1])}})
     paths = out / "predictions.parquet", out / "passive.parquet"
     dd.from_pandas(preds, npartitions=partitions).to_parquet(paths[0], write_index=False)
@@ -73,17 +87,52 @@ def write_log(model: VFLModel, Y: Any, X: Any, directory: Any, *, ids: Any = Non
     return paths
 
 
-def _attack_partition(df, model, methods, prior, method_options, part_path, passive_cols):
+def _published_columns(published, release: Release) -> dict:
+    """The log columns of what a release published (module docstring)."""
+    if release.kind == "label":
+        return {"label": np.asarray(published, dtype=np.int64)}
+    if release.kind == "top1":
+        return {"label": np.asarray(published[0], dtype=np.int64), "p_top": np.asarray(published[1], dtype=float)}
+    pre = "logp" if release.kind == "loground" else "p"
+    return {f"{pre}{i}": published[:, i] for i in range(published.shape[1])}
+
+
+def _score_columns(k: int, release: Release | None, columns) -> list[str]:
+    """The score columns a log must have for ``release`` (None: exact, p.. or logp..)."""
+    probs = [f"p{i}" for i in range(k)]
+    if release is None or release.exact:
+        logs = [f"logp{i}" for i in range(k)]
+        return logs if all(c in columns for c in logs) else probs
+    if release.kind == "label":
+        return ["label"] if "label" in columns else probs
+    if release.kind == "top1":
+        return ["label", "p_top"]
+    return [f"logp{i}" for i in range(k)] if release.kind == "loground" else probs
+
+
+def _published(df, k: int, release: Release | None):
+    """What the partition's rows published, as whitebox_attack takes it, and log_scores."""
+    cols = _score_columns(k, release, df.columns)
+    if release is None or release.exact:
+        return df[cols].to_numpy(float), cols[0].startswith("logp")
+    if release.kind == "label" and cols == ["label"]:
+        lab = df["label"].to_numpy(float)
+        return np.where(np.isfinite(lab), lab, -1).astype(np.int64), False
+    if release.kind == "top1":
+        lab = df["label"].to_numpy(float)
+        return (np.where(np.isfinite(lab), lab, -1).astype(np.int64), df["p_top"].to_numpy(float)), False
+    return df[cols].to_numpy(float), release.kind == "loground"
+
+
+def _attack_partition(df, model, methods, prior, method_options, part_path, passive_cols, release=None):
     """Attack one partition, write its reconstructions, return its small sums."""
     import pandas as pd
 
     k, d = model.n_classes, model.n_passive
-    if all(f"logp{i}" in df for i in range(k)):
-        S, log = df[[f"logp{i}" for i in range(k)]].to_numpy(float), True
-    else:
-        S, log = df[[f"p{i}" for i in range(k)]].to_numpy(float), False
+    S, log = _published(df, k, release)
     Y = df[[f"y{j}" for j in range(model.n_active)]].to_numpy(float) if model.n_active else None
-    res = whitebox_attack(model, S, Y, methods, prior=prior, log_scores=log, method_options=method_options)
+    res = whitebox_attack(model, S, Y, methods, prior=prior, log_scores=log, method_options=method_options,
+                          release=None if release is None or release.exact else release)
     out = {"score_flags": res.score_flags.astype(np.int64)}
     if "id" in df:
         out = {"id": df["id"].to_numpy(), **out}
@@ -93,7 +142,10 @@ def _attack_partition(df, model, methods, prior, method_options, part_path, pass
             out[f"{m}_x{j}"] = res.reconstructions[m][:, j]
         out[f"{m}_status"] = ["INVALID_SCORES" if s is None else s.name for s in res.status[m]]
     pd.DataFrame(out).to_parquet(part_path, index=False)
-    summary = {"rows": int(len(df)), "status": counts}
+    summary = {"rows": int(len(df)), "status": counts,
+               # scores that look rounded, taken as exact: the report says which release to audit with
+               "decimals": infer_decimals(S, max_decimals=6) if isinstance(S, np.ndarray) and S.size
+               and (release is None or release.exact) and not log else None}
     if passive_cols:
         X = df[passive_cols].to_numpy(float)
         rows = res.common_rows() & np.all(np.isfinite(X), axis=1)
@@ -104,8 +156,11 @@ def _attack_partition(df, model, methods, prior, method_options, part_path, pass
 
 def attack_log(model: VFLModel, log: Any, parts_dir: Any, *, passive_log: Any = None,
                methods: Sequence[str] = DEFAULT_METHODS + BASELINES, prior: Prior | None = None,
-               method_options: dict | None = None, client: Any = None, progress: bool = False) -> Result:
+               method_options: dict | None = None, client: Any = None, progress: bool = False,
+               release: Release | None = None) -> Result:
     """Attack every partition of the prediction log ``log``; write one Parquet part per partition.
+
+    ``release`` says how the logged scores were published (module docstring; default exact).
 
     ``parts_dir`` must exist; it receives ``part.<i>.parquet`` (per prediction: id, score
     flags, every method's reconstruction ``<method>_x<j>`` and status ``<method>_status``).
@@ -123,29 +178,35 @@ def attack_log(model: VFLModel, log: Any, parts_dir: Any, *, passive_log: Any = 
     methods = tuple(m for m in methods if m not in dropped)
     if not methods:
         raise InvalidInputError(f"no method left to run: {dropped} need a prior (prior=, --prior-file)")
-    df, passive_cols = _joined(model, log, passive_log)
+    df, passive_cols = _joined(model, log, passive_log, release)
     parts_dir = pathlib.Path(parts_dir)
     shared = dask.delayed(model, pure=True)
     prior_d = dask.delayed(prior, pure=True)
     tasks = [dask.delayed(_attack_partition, pure=True)(part, shared, methods, prior_d, method_options,
-                                                       str(parts_dir / f"part.{i:05d}.parquet"), passive_cols)
+                                                       str(parts_dir / f"part.{i:05d}.parquet"), passive_cols,
+                                                       release)
              for i, part in enumerate(df.to_delayed())]
     summaries = _run(tasks, client, progress)
     result = _result(summaries, methods, model, log, passive_log, len(tasks))
-    result.config["skipped_without_prior"] = dropped
+    rel = release or Release()
+    decimals = [s["decimals"] for s in summaries if s.get("decimals") is not None]
+    result.config.update(skipped_without_prior=dropped, release=rel.spec, release_words=rel.describe(),
+                         looks_rounded=max(decimals) if decimals and len(decimals) == len(summaries) else None)
     return result
 
 
-def _joined(model, log, passive_log):
+def _joined(model, log, passive_log, release=None):
     """The prediction log, checked for its columns, left-joined with the passive log on ``id``."""
     k, d = model.n_classes, model.n_passive
     df = _read(log)
-    have_log = all(f"logp{i}" in df.columns for i in range(k))
-    need = [f"y{j}" for j in range(model.n_active)] + [f"{'logp' if have_log else 'p'}{i}" for i in range(k)]
+    need = [f"y{j}" for j in range(model.n_active)] + _score_columns(k, release, df.columns)
     missing = [c for c in need if c not in df.columns]
     if missing:
+        what = {"label": "label (or one-hot p0..)", "top1": "label and p_top",
+                "loground": f"logp0..logp{k - 1}"}.get((release or Release()).kind,
+                                                       f"p0..p{k - 1}" + (" (or logp0..)" if release is None else ""))
         raise InvalidInputError(f"log {str(log)!r} lacks columns {missing}; it needs y0..y{model.n_active - 1} "
-                                f"and p0..p{k - 1} (or logp0..logp{k - 1})")
+                                f"and, for release {(release or Release()).spec!r}, {what}")
     passive_cols = []
     if passive_log is not None:
         pas = _read(passive_log)

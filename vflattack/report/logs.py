@@ -31,11 +31,18 @@ class LogAuditReport(Report, kind="log_audit", csv_name="mse.csv"):
 
     def table(self) -> str:
         c = self.config
-        head = (f"prediction log {c['log']}: {c['rows']} predictions in {c['partitions']} partitions, "
+        head = (f"prediction log {c['log']}, release: {c.get('release_words', 'exact scores')}: "
+                f"{c['rows']} predictions in {c['partitions']} partitions, "
                 f"d = {c['n_passive']} passive features, k = {c['n_classes']}, "
                 + (f"MSE on {self.records[0]['rows_scored']} rows joined with the passive log"
                    if c["passive_log"] else "no passive log: statuses only"))
-        lines = [head, f"  {'method':<10} {'MSE':>10}  status"]
+        lines = [head]
+        if c.get("looks_rounded") is not None:
+            K = c["looks_rounded"]
+            lines.append(f"  the logged scores look rounded to {K} decimals but were audited as exact: rows whose "
+                         f"rounded scores are inconsistent are refused and the certificates may not hold; audit "
+                         f"with --release round:{K}")
+        lines.append(f"  {'method':<10} {'MSE':>10}  status")
         for r in self.records:
             st = ", ".join(f"{k}:{v}" for k, v in r["status"].items())
             mse = f"{r['mse']:>10.5f}" if r["mse"] is not None and np.isfinite(r["mse"]) else f"{'—':>10}"
@@ -48,7 +55,8 @@ class LogAuditReport(Report, kind="log_audit", csv_name="mse.csv"):
 
 def audit_log(model: VFLModel, log: Any, out: Any, *, passive_log: Any = None,
               methods: Sequence[str] = DEFAULT_METHODS + BASELINES, prior: Prior | None = None,
-              method_options: dict | None = None, client: Any = None, progress: bool = False) -> LogAuditReport:
+              method_options: dict | None = None, client: Any = None, progress: bool = False,
+              release: Any = None) -> LogAuditReport:
     """Audit the prediction log ``log`` (Parquet or CSV) of ``model``; write the report into ``out``.
 
     The report directory (written atomically, manifest last) holds ``report.json``,
@@ -56,7 +64,8 @@ def audit_log(model: VFLModel, log: Any, out: Any, *, passive_log: Any = None,
     method's reconstruction ``<method>_x<j>`` and status ``<method>_status``). With
     ``passive_log`` the MSE per feature is computed on the rows joined on ``id``; the
     ``mean`` baseline and the prior-aware attacks need ``prior``. ``client``: a
-    ``dask.distributed.Client`` (default: the active Dask scheduler).
+    ``dask.distributed.Client`` (default: the active Dask scheduler). ``release`` (a
+    :class:`vflattack.Release`) says how the logged scores were published (default exact).
 
     Examples
     --------
@@ -74,7 +83,7 @@ def audit_log(model: VFLModel, log: Any, out: Any, *, passive_log: Any = None,
         parts_dir = tmp / "reconstructions"
         parts_dir.mkdir()
         result = attack_log(model, log, parts_dir, passive_log=passive_log, methods=methods, prior=prior,
-                            method_options=method_options, client=client, progress=progress)
+                            method_options=method_options, client=client, progress=progress, release=release)
         report = LogAuditReport(result.records, result.config)
         report.write_into(tmp)
     return report
