@@ -309,7 +309,8 @@ def _exact(core, grp, k, Y0, L, U, opts, capacity=None):
                 continue
             algorithm = opts.get("algorithm", "enumerate")
             one_row = grp.AE.shape[0] == 0 and grp.K == core.d + 1   # the branch and bound's rank 1
-            P = None if (algorithm == "bnb" and one_row) else vertices_of(core, grp, kk, capacity)
+            P = None if (algorithm == "bnb" and one_row) else vertices_of(core, grp, kk, capacity,
+                                                                           opts.get("max_candidates"))
             if P is None and one_row and algorithm != "enumerate":
                 _, r2, _ = _rcc2_core(core, grp, k[j:j + 1], Y0[j:j + 1])
                 X[j], R[j], low[j], codes[j] = _lifted_bnb(core, grp, kk, opts, float(r2[0]))

@@ -118,9 +118,19 @@ def _project_one(P, V, beta, lo, hi, a, x, maxit, tol):
             where[release] = 0
             continue
         alpha, block, block_side = 1.0, -1, 0
+        # components below 1e-10 of the step do not block: in exact arithmetic a blocking
+        # variable is independent of the working bounds (module docstring), but a dependent one
+        # (a lifted coordinate that is a combination of fixed ones: pair rows z_j - z_i of a
+        # many-class release) has s_j of 1e-16..1e-13 of the step and, sitting on its bound,
+        # blocked with alpha = 0 and made the KKT matrix singular (QP_SINGULAR on 6 of 10 rows
+        # at k = 9). A skipped component overshoots its bound by at most 1e-10 of the step and
+        # is clipped back: below the box tolerances (feas_tol 1e-9 of the width)
+        s_floor = 1e-10 * step
         for p in range(nf):
             i = free[p]
             s = sol[p]
+            if abs(s) <= s_floor:
+                continue
             if s < 0.0:
                 lim = (x[i] - lo[i]) / -s
                 if lim < alpha:
@@ -131,7 +141,7 @@ def _project_one(P, V, beta, lo, hi, a, x, maxit, tol):
                     alpha, block, block_side = max(lim, 0.0), i, 1
         for p in range(nf):
             i = free[p]
-            x[i] += alpha * sol[p]
+            x[i] = min(max(x[i] + alpha * sol[p], lo[i]), hi[i])
         if block >= 0:
             x[block] = lo[block] if block_side < 0 else hi[block]
             where[block] = block_side

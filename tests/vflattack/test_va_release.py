@@ -151,3 +151,51 @@ def test_the_audit_of_a_rounded_release_attacks_every_row_and_names_the_release(
     with pytest.raises(SystemExit):
         main(["audit", "--release", "round:x", "--no-progress"])
     assert "argument --release" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("decimals", [1, 2, 4])
+def test_k2_rounded_is_the_exact_preimage(decimals):
+    """k = 2: the interval on z_1 - z_0 is the exact preimage of the released pair. A score just
+    inside either endpoint (1e-9 in log-ratio) rounds to the released values; one just outside
+    (1e-6 beyond the rounding unit's reach) does not. (The outward rounding adds ~1e-13.)"""
+    m = _model(2)
+    Y, X = _data(m, n=200)
+    P = m.predict_proba(Y, X)
+    shown = np.round(P, decimals)
+    sysb = va.release_to_bounds(m, shown, Y, va.Release("round", decimals))
+    shift = (Y @ (m.W_act[1] - m.W_act[0]) + m.b[1] - m.b[0])
+    checked = 0
+    for n in range(200):
+        for end, inward in ((sysb.L[n, 0], 1.0), (sysb.U[n, 0], -1.0)):
+            if not np.isfinite(end):
+                continue
+            def rounds_to(t, n=n):
+                c1 = 1.0 / (1.0 + np.exp(-(t + shift[n])))
+                return np.round(c1, decimals) == shown[n, 1] and np.round(1.0 - c1, decimals) == shown[n, 0]
+            assert rounds_to(end + inward * 1e-9)
+            assert not rounds_to(end - inward * 1e-6)
+            checked += 1
+    assert checked > 200
+
+
+def test_the_naive_attack_certifies_a_wrong_point_and_the_release_aware_one_does_not():
+    """k = d + 1 (rank A = d): exact scores pin the record down, so the naive attack, which takes
+    4-decimal scores as exact, reports a single point with radius 0, a certificate the record is
+    not in. The release-aware attack covers the record on every row it certifies. (Its exact
+    method reports TOO_LARGE here: 36 pair rows lift d = 8 to K = 44, 4.5e10 enumeration
+    candidates; rcc2 and project solve the lifted QP, which on these dependent pair rows once
+    ended QP_SINGULAR on most rows.)"""
+    m = _model(9, d=8, scale=1.0)
+    Y, X = _data(m, n=100)
+    shown = np.round(m.predict_proba(Y, X), 4)
+    naive = va.whitebox_attack(m, shown, Y, ("exact",))
+    ok = np.array([s is not None and s.name == "OPTIMAL" for s in naive.status["exact"]])
+    err = np.linalg.norm(naive.reconstructions["exact"][ok] - X[ok], axis=1)
+    assert ok.sum() >= 10 and np.all(naive.radii["exact"][ok] < 1e-6)
+    assert np.mean(err > naive.radii["exact"][ok] + 1e-6) > 0.9          # false on (almost) every row
+    aware = va.whitebox_attack(m, shown, Y, ("rcc2", "project"), release=va.Release("round", 4))
+    for name in ("rcc2", "project"):
+        good = np.array([s is not None and s.name == "OPTIMAL" for s in aware.status[name]])
+        assert good.sum() >= 50
+        e = np.linalg.norm(aware.reconstructions[name][good] - X[good], axis=1)
+        assert np.all(e <= aware.radii[name][good] + SLACK), name
