@@ -21,6 +21,7 @@ from . import datasets
 from .attacks import BASELINES, DEFAULT_METHODS, PRIOR_METHODS
 from .audit import PREDICT_FRACTION, run_audit
 from .report import check_out_dir, render, write_reports
+from .report.sweep import release_dirname
 
 ALL_METHODS = cc.METHODS + BASELINES + PRIOR_METHODS
 #: the sweep's estimators: the cheap ones (exact and rcc1 over d = 1..10 on five datasets take hours)
@@ -431,7 +432,7 @@ def main(argv=None) -> int:
             if several_d and rep.kind == "threats":
                 sub = sub / f"d{rep.config['n_passive']}"
             placed.append((sub, rep))
-            placed += [(sub / f"release-{part.config['release'].replace(':', '-')}", render(part)) for part in res.parts]
+            placed += [(sub / release_dirname(part.config["release"]), render(part)) for part in res.parts]
         try:
             _write(args.out, placed)
         except cc.InvalidInputError as exc:  # --out changed under us while computing

@@ -24,6 +24,7 @@ class _Page(html.parser.HTMLParser):
     def __init__(self):
         super().__init__()
         self.cells, self.text, self.imgs, self.tags, self._ref, self._skip = [], [], [], [], None, False
+        self.links = []
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
@@ -32,6 +33,8 @@ class _Page(html.parser.HTMLParser):
         self._ref = a.get("data-ref") if tag == "td" else None
         if tag == "img":
             self.imgs.append(a.get("src", ""))
+        if tag == "a":
+            self.links.append(a.get("href", ""))
 
     def handle_endtag(self, tag):
         self._skip, self._ref = False, None
@@ -111,6 +114,13 @@ def test_every_number_of_the_page_is_in_the_json(sweep_dir, sub, json_name):
     p.feed(page)
     assert len(p.cells) >= 3 * len(doc["summary"])      # the summary's numbers are cells with their source
     assert va.verify_report(sweep_dir)
+
+
+def test_the_sweep_page_links_each_release_audit(sweep_dir):
+    p = _Page()
+    p.feed((sweep_dir / "report.html").read_text(encoding="utf-8"))
+    assert sorted(p.links) == sorted(f"release-{r}/report.html" for r in ("exact", "round-2", "label"))
+    assert all((sweep_dir / href).is_file() for href in p.links)
 
 
 def test_the_verdict_names_the_release(sweep_dir):

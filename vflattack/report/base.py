@@ -71,6 +71,10 @@ class Report:
         rows = self.csv_rows()
         return [("Table", None, rows, list(self.csv_fields))] if rows else []
 
+    def html_links(self) -> list[tuple[str, str]]:
+        """``(text, relative address)`` of the reports this one is made of (none by default)."""
+        return []
+
     def payload(self) -> dict:
         """The JSON document: kind, configuration and records."""
         return {"kind": self.kind, "config": self.config,

@@ -57,7 +57,8 @@ def _table(key: str | None, rows: list[dict], fields: list[str]) -> str:
             ref = f' data-ref="{html.escape(key)}/{i}/{html.escape(f)}"' if key is not None and num else ""
             cells.append(f'<td class="{"num" if num else "txt"}"{ref}>{html.escape(text)}</td>')
         body.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    return (f"<div style='overflow-x:auto'><table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody>"
+            "</table></div>")
 
 
 def render_html(report: Any, files: dict, json_doc: dict) -> str:
@@ -86,6 +87,10 @@ def render_html(report: Any, files: dict, json_doc: dict) -> str:
         data = base64.b64encode(path.read_bytes()).decode("ascii")
         parts.append(f"<figure><img alt='{html.escape(name)}' src='data:image/png;base64,{data}'>"
                      f"<figcaption>{html.escape(path.name)}</figcaption></figure>")
+    links = report.html_links()
+    if links:
+        parts.append("<h2>Reports in this directory</h2><ul>" + "".join(
+            f"<li><a href='{html.escape(href)}'>{html.escape(text)}</a></li>" for text, href in links) + "</ul>")
     others = sorted(pathlib.Path(p).name for p in files.values() if not str(p).endswith(".png"))
     if others:
         parts.append("<h2>Files in this directory</h2><ul>"

@@ -10,7 +10,12 @@ import numpy as np
 
 from .base import Report
 
-__all__ = ["SweepReport"]
+__all__ = ["SweepReport", "release_dirname"]
+
+
+def release_dirname(spec: str) -> str:
+    """The subdirectory of a sweep's report that holds the audit of release ``spec``."""
+    return f"release-{spec.replace(':', '-')}"
 
 
 @dataclass
@@ -77,6 +82,11 @@ class SweepReport(Report, kind="release_sweep", json_name="sweep.json", csv_name
 
     def csv_rows(self) -> list[dict]:
         return self.summary()
+
+    def html_links(self) -> list[tuple[str, str]]:
+        """The audit of each release, in its subdirectory (:func:`release_dirname`)."""
+        return [(f"the audit of release {spec}", f"{release_dirname(spec)}/report.html")
+                for spec in self.config.get("releases", [])]
 
     def payload(self) -> dict:
         return dict(super().payload(), summary=self.summary())
