@@ -74,9 +74,11 @@ class SweepReport(Report, kind="release_sweep", json_name="sweep.json", csv_name
                  f"{', '.join(s['release'] for s in rows)}")
         if not all(np.isfinite(s["leakage"]) for s in (first, last)):
             return f"{where}: no score-based attack ran on some release, so leakage beyond the prior is not measured."
-        quiet = [s["release"] for s in rows if not (np.isfinite(s["leakage"]) and s["leakage"] > 0)]
+        # a leakage below half a percent of the prior's MSE prints as 0%: not called a leak
+        quiet = [s["release"] for s in rows if not (np.isfinite(s["leakage_share"]) and s["leakage_share"] >= 0.005)]
         verdict = ("every release audited leaks beyond the prior" if not quiet
-                   else f"{', '.join(quiet)} {'does' if len(quiet) == 1 else 'do'} not leak beyond the prior")
+                   else f"{', '.join(quiet)} {'does' if len(quiet) == 1 else 'do'} not leak measurably beyond the "
+                        "prior (under 0.5% of its MSE)")
         return (f"{where}: the best attack's MSE is {_below(first)} the prior alone ({first['prior_mse']:.5f}) on "
                 f"{first['release']} and {_below(last)} it on {last['release']}; {verdict}.")
 
