@@ -83,7 +83,8 @@ def infer_decimals(Y: Any, max_decimals: int = 12) -> int | None:
     Y = np.asarray(Y, dtype=float)
     for K in range(max_decimals + 1):
         Z = Y * 10.0 ** K
-        if np.all(np.abs(Z - np.round(Z)) <= 1e-6 + 1e-12 * np.abs(Z)):
+        # a multiple of 10^-K stored as a float, times 10^K: within a few ulps of an integer
+        if np.all(np.abs(Z - np.round(Z)) <= 1e-9 + 8.0 * np.finfo(float).eps * np.abs(Z)):
             return K
     return None
 
