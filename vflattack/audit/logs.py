@@ -43,6 +43,7 @@ from ..attacks import BASELINES, DEFAULT_METHODS, PRIOR_METHODS, Prior, whitebox
 from ..attacks.known_input import infer_decimals
 from ..model import VFLModel
 from ..release import Release
+from .logfiles import BLOCK_ROWS, Part, columns_of, partitions, passive_rows, read_part
 from .protocol import Result
 
 __all__ = ["attack_log", "write_log"]
@@ -51,16 +52,6 @@ def _dask():
     from chebcenter import import_dask
 
     return import_dask("prediction-log audits", "dask", "dask.dataframe", "pandas")
-
-
-def _read(path: Any):
-    _, dd, _ = _dask()
-    p = str(path)
-    if not pathlib.Path(p).exists():
-        raise InvalidInputError(f"log {p!r} does not exist")
-    if p.endswith(".csv") or (pathlib.Path(p).is_dir() and any(pathlib.Path(p).glob("*.csv"))):
-        return dd.read_csv(p if p.endswith(".csv") else f"{p}/*.csv")
-    return dd.read_parquet(p)
 
 
 def write_log(model: VFLModel, Y: Any, X: Any, directory: Any, *, ids: Any = None, log_scores: bool = True,
@@ -124,10 +115,15 @@ def _published(df, k: int, release: Release | None):
     return df[cols].to_numpy(float), release.kind == "loground"
 
 
-def _attack_partition(df, model, methods, prior, method_options, part_path, passive_cols, release=None):
-    """Attack one partition, write its reconstructions, return its small sums."""
+def _attack_partition(part: Part, model, methods, prior, method_options, part_path, columns, passive_log,
+                      passive_cols, release=None):
+    """Read one partition (and its passive rows), attack it, write its reconstructions, return
+    its small sums."""
     import pandas as pd
 
+    df = read_part(part, columns)
+    if passive_cols:
+        df = df.merge(passive_rows(passive_log, df["id"].to_numpy(), passive_cols), on="id", how="left")
     k, d = model.n_classes, model.n_passive
     S, log = _published(df, k, release)
     Y = df[[f"y{j}" for j in range(model.n_active)]].to_numpy(float) if model.n_active else None
@@ -157,8 +153,13 @@ def _attack_partition(df, model, methods, prior, method_options, part_path, pass
 def attack_log(model: VFLModel, log: Any, parts_dir: Any, *, passive_log: Any = None,
                methods: Sequence[str] = DEFAULT_METHODS + BASELINES, prior: Prior | None = None,
                method_options: dict | None = None, client: Any = None, progress: bool = False,
-               release: Release | None = None) -> Result:
+               release: Release | None = None, block_rows: int = BLOCK_ROWS) -> Result:
     """Attack every partition of the prediction log ``log``; write one Parquet part per partition.
+
+    Partitions follow the log's Parquet row groups (cut to at most ``block_rows`` rows), or
+    blocks of ``block_rows`` CSV lines; each task reads its partition and the passive rows it
+    needs, so memory is bounded by the partition, whatever the log's size
+    (:mod:`vflattack.audit.logfiles`). ``progress`` shows rows done, rows/s and the time left.
 
     ``release`` says how the logged scores were published (module docstring; default exact).
 
@@ -178,16 +179,19 @@ def attack_log(model: VFLModel, log: Any, parts_dir: Any, *, passive_log: Any = 
     methods = tuple(m for m in methods if m not in dropped)
     if not methods:
         raise InvalidInputError(f"no method left to run: {dropped} need a prior (prior=, --prior-file)")
-    df, passive_cols = _joined(model, log, passive_log, release)
+    columns, passive_cols = _checked_columns(model, log, passive_log, release)
+    parts = partitions(log, block_rows)
     parts_dir = pathlib.Path(parts_dir)
     shared = dask.delayed(model, pure=True)
     prior_d = dask.delayed(prior, pure=True)
     tasks = [dask.delayed(_attack_partition, pure=True)(part, shared, methods, prior_d, method_options,
-                                                       str(parts_dir / f"part.{i:05d}.parquet"), passive_cols,
-                                                       release)
-             for i, part in enumerate(df.to_delayed())]
-    summaries = _run(tasks, client, progress)
+                                                       str(parts_dir / f"part.{i:05d}.parquet"), columns,
+                                                       None if passive_log is None else str(passive_log),
+                                                       passive_cols, release)
+             for i, part in enumerate(parts)]
+    summaries = _run(tasks, client, progress, [p.rows for p in parts])
     result = _result(summaries, methods, model, log, passive_log, len(tasks))
+    result.config["block_rows"] = block_rows
     rel = release or Release()
     decimals = [s["decimals"] for s in summaries if s.get("decimals") is not None]
     result.config.update(skipped_without_prior=dropped, release=rel.spec, release_words=rel.describe(),
@@ -195,32 +199,32 @@ def attack_log(model: VFLModel, log: Any, parts_dir: Any, *, passive_log: Any = 
     return result
 
 
-def _joined(model, log, passive_log, release=None):
-    """The prediction log, checked for its columns, left-joined with the passive log on ``id``."""
+def _checked_columns(model, log, passive_log, release=None):
+    """The columns to read from the prediction log, and the passive log's x columns (checked)."""
     k, d = model.n_classes, model.n_passive
-    df = _read(log)
-    need = [f"y{j}" for j in range(model.n_active)] + _score_columns(k, release, df.columns)
-    missing = [c for c in need if c not in df.columns]
+    have = columns_of(log)
+    need = [f"y{j}" for j in range(model.n_active)] + _score_columns(k, release, have)
+    missing = [c for c in need if c not in have]
     if missing:
         what = {"label": "label (or one-hot p0..)", "top1": "label and p_top",
                 "loground": f"logp0..logp{k - 1}"}.get((release or Release()).kind,
                                                        f"p0..p{k - 1}" + (" (or logp0..)" if release is None else ""))
         raise InvalidInputError(f"log {str(log)!r} lacks columns {missing}; it needs y0..y{model.n_active - 1} "
                                 f"and, for release {(release or Release()).spec!r}, {what}")
+    columns = (["id"] if "id" in have else []) + need
     passive_cols = []
     if passive_log is not None:
-        pas = _read(passive_log)
+        pas = columns_of(passive_log)
         passive_cols = [f"x{j}" for j in range(d)]
-        lack = [c for c in ["id"] + passive_cols if c not in pas.columns]
-        if lack or "id" not in df.columns:
+        lack = [c for c in ["id"] + passive_cols if c not in pas]
+        if lack or "id" not in have:
             raise InvalidInputError(f"joining the passive log needs 'id' in both logs and x0..x{d - 1} in the "
                                     f"passive log; missing {lack or ['id (prediction log)']}")
-        df = df.merge(pas[["id"] + passive_cols], on="id", how="left")
-    return df, passive_cols
+    return columns, passive_cols
 
 
-def _run(tasks, client, progress):
-    """Compute the partition tasks (a progress bar across partitions), in order."""
+def _run(tasks, client, progress, rows):
+    """Compute the partition tasks, in order; the progress bar counts rows (``rows`` per task)."""
     import dask
 
     if client is None:
@@ -240,9 +244,11 @@ def _run(tasks, client, progress):
     from tqdm.auto import tqdm
 
     futures = client.compute(tasks)
-    with tqdm(total=len(futures), desc="partitions", unit="part", disable=not progress, leave=False) as bar:
-        for _ in as_completed(futures):
-            bar.update(1)
+    size = {f.key: n for f, n in zip(futures, rows)}
+    with tqdm(total=sum(rows), desc="log audit", unit="row", unit_scale=True, disable=not progress,
+              leave=False) as bar:
+        for fut in as_completed(futures):
+            bar.update(size[fut.key])
     return client.gather(futures)
 
 

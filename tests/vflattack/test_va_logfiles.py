@@ -1,0 +1,67 @@
+"""Prediction logs out of core: partitions follow the Parquet row groups (or CSV blocks), never
+the file, and the passive rows of a partition are read by id (vflattack.audit.logfiles)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pyarrow", reason="the [distributed] extra is not installed")
+import pandas as pd  # noqa: E402
+import pyarrow as pa  # noqa: E402
+import pyarrow.parquet as pq  # noqa: E402
+
+import chebcenter as cc  # noqa: E402
+from vflattack.audit.logfiles import columns_of, partitions, passive_rows, read_part  # noqa: E402
+
+
+def _frame(n=230, seed=0):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({"id": rng.permutation(10 * n)[:n], "y0": rng.random(n), "p0": rng.random(n)})
+
+
+@pytest.mark.parametrize("block", [100_000, 20, 7])
+def test_parquet_partitions_follow_the_row_groups(tmp_path, block):
+    df = _frame()
+    pq.write_table(pa.Table.from_pandas(df, preserve_index=False), tmp_path / "log.parquet", row_group_size=50)
+    parts = partitions(tmp_path / "log.parquet", block_rows=block)
+    per_group = -(-50 // min(block, 50))
+    assert len(parts) == 4 * per_group + -(-30 // min(block, 30))
+    assert max(p.rows for p in parts) == min(block, 50) and sum(p.rows for p in parts) == 230
+    back = pd.concat([read_part(p, ["id", "p0"]) for p in parts], ignore_index=True)
+    pd.testing.assert_frame_equal(back, df[["id", "p0"]])
+    assert columns_of(tmp_path / "log.parquet") == ["id", "y0", "p0"]
+
+
+def test_csv_and_directory_logs(tmp_path):
+    df = _frame(n=123)
+    df.to_csv(tmp_path / "log.csv", index=False)
+    parts = partitions(tmp_path / "log.csv", block_rows=50)
+    assert [p.rows for p in parts] == [50, 50, 23]
+    back = pd.concat([read_part(p, ["y0", "id"]) for p in parts], ignore_index=True)
+    pd.testing.assert_frame_equal(back, pd.read_csv(tmp_path / "log.csv")[["y0", "id"]])
+    (tmp_path / "dir").mkdir()
+    for i in range(3):
+        df.iloc[41 * i:41 * (i + 1)].to_parquet(tmp_path / "dir" / f"part.{i}.parquet", index=False)
+    assert sum(p.rows for p in partitions(tmp_path / "dir")) == 123 and len(partitions(tmp_path / "dir")) == 3
+    with pytest.raises(cc.InvalidInputError, match="does not exist"):
+        partitions(tmp_path / "missing.parquet")
+    with pytest.raises(cc.InvalidInputError, match="block_rows"):
+        partitions(tmp_path / "log.csv", block_rows=0)
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_passive_rows_are_read_by_id(tmp_path, fmt):
+    rng = np.random.default_rng(1)
+    ids = rng.permutation(1000)
+    pas = pd.DataFrame({"id": ids, "x0": ids * 0.5, "x1": -ids.astype(float)})
+    path = tmp_path / f"passive.{fmt}"
+    if fmt == "parquet":
+        pq.write_table(pa.Table.from_pandas(pas, preserve_index=False), path, row_group_size=100)
+    else:
+        pas.to_csv(path, index=False)
+    want = rng.choice(1000, 37, replace=False)
+    got = passive_rows(path, want, ["x0", "x1"]).sort_values("id").reset_index(drop=True)
+    assert got["id"].tolist() == sorted(want.tolist())
+    np.testing.assert_array_equal(got["x0"], got["id"] * 0.5)
+    assert passive_rows(path, np.array([5000]), ["x0"]).shape[0] == 0

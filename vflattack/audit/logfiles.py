@@ -1,0 +1,149 @@
+"""Prediction logs read out of core: partitions that follow the file, and a join by id that
+holds neither log in memory.
+
+A Parquet log (a file, or a directory of ``*.parquet`` files) is cut into one partition per
+row group, the unit its writer chose; a row group of more than ``block_rows`` rows is cut
+into blocks of ``block_rows``. A CSV log is cut into blocks of ``block_rows`` lines, found by
+one pass over the file that records byte offsets (the header is read once). A partition is
+a small description (:class:`Part`), so a task that reads it on a worker holds that
+partition only.
+
+The passive party's log is joined per partition: the worker reads the passive rows whose
+``id`` is among the partition's ids, from Parquet through a pyarrow dataset filter (row
+groups whose id statistics miss the partition's range are skipped) or from CSV in chunks;
+neither log is ever materialised whole.
+"""
+
+from __future__ import annotations
+
+import io
+import pathlib
+from dataclasses import dataclass
+from typing import Any
+
+from .._validate import InvalidInputError
+
+__all__ = ["BLOCK_ROWS", "Part", "columns_of", "partitions", "passive_rows", "read_part"]
+
+#: the most rows a partition holds when the file does not cut it smaller (a row group)
+BLOCK_ROWS = 100_000
+
+
+@dataclass(frozen=True)
+class Part:
+    """One partition of a log: ``kind`` "parquet" (row group ``group``, batch ``batch`` of
+    ``block`` rows in it) or "csv" (``rows`` lines from byte ``offset``, ``nbytes`` long)."""
+
+    kind: str
+    file: str
+    rows: int
+    group: int = 0
+    batch: int = 0
+    block: int = 0
+    offset: int = 0
+    nbytes: int = 0
+
+
+def _files(path: Any) -> tuple[str, list[pathlib.Path]]:
+    p = pathlib.Path(path)
+    if not p.exists():
+        raise InvalidInputError(f"log {str(path)!r} does not exist")
+    if p.is_dir():
+        pq_files = sorted(f for f in p.rglob("*.parquet") if f.is_file())
+        csv_files = sorted(f for f in p.rglob("*.csv") if f.is_file())
+        if not (pq_files or csv_files):
+            raise InvalidInputError(f"log {str(path)!r} is a directory with no .parquet or .csv file")
+        return ("parquet", pq_files) if pq_files else ("csv", csv_files)
+    return ("csv" if p.suffix == ".csv" else "parquet"), [p]
+
+
+def columns_of(path: Any) -> list[str]:
+    """The column names of a log (its first file's schema or header)."""
+    kind, files = _files(path)
+    if kind == "parquet":
+        import pyarrow.parquet as pq
+
+        return list(pq.ParquetFile(files[0]).schema_arrow.names)
+    with open(files[0], "rb") as fh:
+        return [c.strip() for c in fh.readline().decode().strip().split(",")]
+
+
+def partitions(path: Any, block_rows: int = BLOCK_ROWS) -> list[Part]:
+    """The partitions of the log at ``path`` (module docstring)."""
+    if isinstance(block_rows, bool) or not isinstance(block_rows, int) or block_rows < 1:
+        raise InvalidInputError(f"block_rows must be a positive integer; got {block_rows!r}")
+    kind, files = _files(path)
+    parts = []
+    for f in files:
+        if kind == "parquet":
+            import pyarrow.parquet as pq
+
+            meta = pq.ParquetFile(f).metadata
+            for g in range(meta.num_row_groups):
+                n = meta.row_group(g).num_rows
+                for b in range(max(1, -(-n // block_rows))):
+                    parts.append(Part("parquet", str(f), min(block_rows, n - b * block_rows), group=g, batch=b,
+                                      block=block_rows))
+        else:
+            parts += _csv_blocks(f, block_rows)
+    return [p for p in parts if p.rows > 0]
+
+
+def _csv_blocks(f: pathlib.Path, block_rows: int) -> list[Part]:
+    parts = []
+    with open(f, "rb") as fh:
+        fh.readline()
+        start, rows = fh.tell(), 0
+        for line in iter(fh.readline, b""):
+            if line.strip():
+                rows += 1
+            if rows == block_rows:
+                end = fh.tell()
+                parts.append(Part("csv", str(f), rows, offset=start, nbytes=end - start))
+                start, rows = end, 0
+        if rows:
+            parts.append(Part("csv", str(f), rows, offset=start, nbytes=fh.tell() - start))
+    return parts
+
+
+def read_part(part: Part, columns: list[str]):
+    """The partition ``part`` as a pandas DataFrame of ``columns``."""
+    import pandas as pd
+
+    if part.kind == "parquet":
+        import pyarrow.parquet as pq
+
+        pf = pq.ParquetFile(part.file)
+        for b, batch in enumerate(pf.iter_batches(batch_size=part.block, row_groups=[part.group], columns=columns)):
+            if b == part.batch:
+                return batch.to_pandas()
+        raise InvalidInputError(f"log {part.file!r} changed while it was audited (row group {part.group})")
+    with open(part.file, "rb") as fh:
+        header = fh.readline()
+        fh.seek(part.offset)
+        chunk = fh.read(part.nbytes)
+    return pd.read_csv(io.BytesIO(header + chunk), usecols=columns)[columns]
+
+
+def passive_rows(path: Any, ids, columns: list[str]):
+    """The rows of the passive log at ``path`` whose ``id`` is in ``ids``: ``id`` and ``columns``."""
+    import numpy as np
+    import pandas as pd
+
+    kind, files = _files(path)
+    ids = np.asarray(ids)
+    want = ["id"] + columns
+    if ids.size == 0:
+        return pd.DataFrame({c: [] for c in want})
+    if kind == "parquet":
+        import pyarrow.dataset as ds
+
+        dset = ds.dataset([str(f) for f in files], format="parquet")
+        field = ds.field("id")
+        flt = (field >= ids.min()) & (field <= ids.max()) & field.isin(ids)
+        return dset.to_table(columns=want, filter=flt).to_pandas()
+    out = []
+    for f in files:
+        for chunk in pd.read_csv(f, usecols=want, chunksize=BLOCK_ROWS):
+            out.append(chunk[chunk["id"].isin(ids)])
+    return pd.concat(out, ignore_index=True) if out else pd.DataFrame({c: [] for c in want})
