@@ -41,7 +41,9 @@ def client():
     test module that asks for it (skipped without the [distributed] extra)."""
     distributed = pytest.importorskip("distributed", reason="the [distributed] extra is not installed")
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       host="127.0.0.1", dashboard_address=None, silence_logs=40)
+                                       host="127.0.0.1", dashboard_address=":0", silence_logs=40)
+    # ":0": the scheduler's HTTP server on a free port; with None it still tries 8787 and warns
+    # when another cluster holds it (a second audit on the machine, a test run beside one)
     cl = distributed.Client(cluster)
     yield cl
     cl.close()

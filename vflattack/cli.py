@@ -307,7 +307,9 @@ def _client(args):
     if args.scheduler:
         return distributed.Client(args.scheduler), None
     cluster = distributed.LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
-                                       host="127.0.0.1", dashboard_address=None, silence_logs=40)
+                                       host="127.0.0.1", dashboard_address=":0", silence_logs=40)
+    # ":0": the scheduler's HTTP server on a free port; with None it still tries 8787 and warns
+    # when another cluster holds it (a second audit on the machine, a test run beside one)
     return distributed.Client(cluster), cluster
 
 
