@@ -375,6 +375,11 @@ def main(argv=None) -> int:
         return _export_log(args)
     if args.command == "audit" and (args.model or args.log):
         return _audit_log(args, progress)
+    if (args.command == "audit" and (set(args.attacks) - {"whitebox"} or args.defence)
+            and any(r != "exact" and not getattr(r, "exact", False) for r in args.release or [])):
+        return _fail(cc.InvalidInputError(
+            "--release applies to the white-box audit (and its prior-aware attacks); the black-box, agnostic and "
+            "defence audits model adversaries of exact scores: run them without --release"))
     helper = _compile_helper(args)
     try:
         if args.command == "audit":

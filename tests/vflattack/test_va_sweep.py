@@ -72,3 +72,9 @@ def test_cli_sweep_writes_the_table_the_plot_and_one_audit_per_release(tmp_path,
         assert (sub / "report.json").is_file() and (sub / "report.html").is_file()
     assert (out / "sweep_wine_d3.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert va.verify_report(out)
+
+
+def test_release_with_other_threat_models_is_refused_not_ignored(capsys):
+    assert main(["audit", "--dataset", "wine", "--passive", "3", "--attacks", "whitebox", "blackbox", "--release",
+                 "round:2", "--no-progress"]) == 2
+    assert "--release applies to the white-box audit" in capsys.readouterr().err
