@@ -116,9 +116,22 @@ def _published(df, k: int, release: Release | None):
 
 
 def _attack_partition(part: Part, model, methods, prior, method_options, part_path, columns, passive_log,
-                      passive_cols, release=None):
-    """Read one partition (and its passive rows), attack it, write its reconstructions, return
-    its small sums."""
+                      passive_cols, release=None, threads=1):
+    """Read one partition (and its passive rows), attack it on ``threads`` numba threads, write
+    its reconstructions, return its small sums."""
+    import numba
+
+    before = numba.get_num_threads()
+    numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))   # this thread only
+    try:
+        return _attack_read_partition(part, model, methods, prior, method_options, part_path, columns, passive_log,
+                                      passive_cols, release)
+    finally:
+        numba.set_num_threads(before)
+
+
+def _attack_read_partition(part, model, methods, prior, method_options, part_path, columns, passive_log,
+                           passive_cols, release):
     import pandas as pd
 
     df = read_part(part, columns)
@@ -153,13 +166,15 @@ def _attack_partition(part: Part, model, methods, prior, method_options, part_pa
 def attack_log(model: VFLModel, log: Any, parts_dir: Any, *, passive_log: Any = None,
                methods: Sequence[str] = DEFAULT_METHODS + BASELINES, prior: Prior | None = None,
                method_options: dict | None = None, client: Any = None, progress: bool = False,
-               release: Release | None = None, block_rows: int = BLOCK_ROWS) -> Result:
+               release: Release | None = None, block_rows: int = BLOCK_ROWS, task_threads: int = 1) -> Result:
     """Attack every partition of the prediction log ``log``; write one Parquet part per partition.
 
     Partitions follow the log's Parquet row groups (cut to at most ``block_rows`` rows), or
     blocks of ``block_rows`` CSV lines; each task reads its partition and the passive rows it
     needs, so memory is bounded by the partition, whatever the log's size
     (:mod:`vflattack.audit.logfiles`). ``progress`` shows rows done, rows/s and the time left.
+    Each task runs chebcenter on ``task_threads`` numba threads (default 1: one per Dask worker
+    thread, so that workers, not threads inside them, share the cores).
 
     ``release`` says how the logged scores were published (module docstring; default exact).
 
@@ -187,11 +202,11 @@ def attack_log(model: VFLModel, log: Any, parts_dir: Any, *, passive_log: Any = 
     tasks = [dask.delayed(_attack_partition, pure=True)(part, shared, methods, prior_d, method_options,
                                                        str(parts_dir / f"part.{i:05d}.parquet"), columns,
                                                        None if passive_log is None else str(passive_log),
-                                                       passive_cols, release)
+                                                       passive_cols, release, task_threads)
              for i, part in enumerate(parts)]
     summaries = _run(tasks, client, progress, [p.rows for p in parts])
     result = _result(summaries, methods, model, log, passive_log, len(tasks))
-    result.config["block_rows"] = block_rows
+    result.config.update(block_rows=block_rows, task_threads=task_threads)
     rel = release or Release()
     decimals = [s["decimals"] for s in summaries if s.get("decimals") is not None]
     result.config.update(skipped_without_prior=dropped, release=rel.spec, release_words=rel.describe(),
