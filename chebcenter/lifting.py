@@ -33,6 +33,7 @@ from .kernels.projection import EMPTY, PROJECTED
 from .kernels.qp import QP_OPTIMAL
 from .kernels.simplex import RANGES_EMPTY, RANGES_OK, lp_max
 from .kernels.vertices import distinct_rows, enumerate_vertices
+from .methods.exact import candidate_count
 from .results import Status
 
 __all__ = ["LiftedGroup", "clamp", "corner_radius", "groups", "interval_ranges", "interval_vertices", "vacuous_rows",
@@ -175,7 +176,7 @@ def vertices_of(core, grp, kk, capacity, max_candidates=None):
                 return np.ascontiguousarray(Vt[:count, : core.d])
             if code == PIVOT_TOO_MANY:
                 return None
-    if max_candidates is not None and math.comb(grp.K, V.shape[0]) * 2 ** (grp.K - V.shape[0]) > max_candidates:
+    if max_candidates is not None and candidate_count(grp.K, V.shape[0]) > max_candidates:
         return None
     Vt, count = enumerate_vertices(V, beta, lo, hi, capacity, grp.tol[kk], 1e-10)
     if count < 0:

@@ -146,8 +146,13 @@ class Release:
 
     @property
     def spec(self) -> str:
-        """The release as :meth:`parse` reads it (``"round:2"``, ``"label"``,
-        ``"gaussian:0.01:0.95"``)."""
+        """The release as :meth:`parse` reads it.
+
+        Examples
+        --------
+        >>> [Release.parse(t).spec for t in ("round:2", "label", "gaussian:0.01")]
+        ['round:2', 'label', 'gaussian:0.01:0.95']
+        """
         if self.value is None:
             return self.kind
         conf = f":{self.confidence:g}" if self.kind in ("gaussian", "laplace") else ""

@@ -221,6 +221,12 @@ def _complement(B: np.ndarray, n: int, rtol: float = 1e-10):
     return U[:, :k], U[:, k:]
 
 
+def _haar(N: int, rng: Any) -> np.ndarray:
+    """A Haar-uniform draw from O(N): the Q of a Gaussian matrix, columns signed by diag(R)."""
+    Q, Rr = np.linalg.qr(np.random.default_rng(rng).standard_normal((N, N)))
+    return Q * np.sign(np.where(np.diag(Rr) == 0, 1.0, np.diag(Rr)))
+
+
 def sample_orthogonal(X_q: Any, Y_q: Any, rng: Any = 0) -> np.ndarray:
     """Algorithm 4: a uniform draw from ``{M orthogonal : M x_i = y_i}`` (rows x_i, y_i).
 
@@ -244,10 +250,7 @@ def sample_orthogonal(X_q: Any, Y_q: Any, rng: Any = 0) -> np.ndarray:
     N = U_c.shape[1]
     M = Yq.T @ np.linalg.pinv(Xq.T) if Xq.shape[0] else np.zeros((n, n))
     if N:
-        G = np.random.default_rng(rng).standard_normal((N, N))
-        Q, Rr = np.linalg.qr(G)
-        P = Q * np.sign(np.where(np.diag(Rr) == 0, 1.0, np.diag(Rr)))
-        M = M + V_c @ P @ U_c.T
+        M = M + V_c @ _haar(N, rng) @ U_c.T
     return M
 
 
@@ -277,10 +280,7 @@ def fit_orthogonal(X_q: Any, Y_q: Any, rng: Any = 0) -> np.ndarray:
     k = int(np.sum(s > 1e-10 * s.max())) if s.size and s.max() > 0 else 0
     M = U[:, :k] @ Vt[:k]
     if k < n:
-        G = np.random.default_rng(rng).standard_normal((n - k, n - k))
-        Q, Rr = np.linalg.qr(G)
-        P = Q * np.sign(np.where(np.diag(Rr) == 0, 1.0, np.diag(Rr)))
-        M = M + U[:, k:] @ P @ Vt[k:]
+        M = M + U[:, k:] @ _haar(n - k, rng) @ Vt[k:]
     return M
 
 

@@ -69,7 +69,20 @@ def columns_of(path: Any) -> list[str]:
 
 
 def partitions(path: Any, block_rows: int = BLOCK_ROWS) -> list[Part]:
-    """The partitions of the log at ``path`` (module docstring)."""
+    """The partitions of the log at ``path`` (module docstring): one per Parquet row group of at
+    most ``block_rows`` rows (a larger group gives ``ceil(rows / block_rows)``), or blocks of
+    ``block_rows`` CSV lines. Raises InvalidInputError for a missing path or a bad ``block_rows``.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, pandas as pd
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "log.csv"
+    >>> pd.DataFrame({"id": range(250), "p0": 0.5}).to_csv(path, index=False)
+    >>> [p.rows for p in partitions(path, block_rows=100)]
+    [100, 100, 50]
+    >>> read_part(partitions(path, block_rows=100)[2], ["id"])["id"].iloc[0]
+    np.int64(200)
+    """
     if isinstance(block_rows, bool) or not isinstance(block_rows, int) or block_rows < 1:
         raise InvalidInputError(f"block_rows must be a positive integer; got {block_rows!r}")
     kind, files = _files(path)

@@ -8,6 +8,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from .audit import _mean
 from .base import Report
 
 __all__ = ["SweepReport", "release_dirname"]
@@ -108,8 +109,3 @@ def _below(row) -> str:
     """'70% below' / '3% above' the prior, from the row's leakage (prior MSE - best MSE)."""
     share = row["leakage_share"]
     return f"{abs(share):.0%} {'below' if share >= 0 else 'above'}"
-
-
-def _mean(values) -> float:
-    vals = np.array([np.nan if v is None else v for v in values], dtype=float)
-    return float(np.nanmean(vals)) if np.isfinite(vals).any() else float("nan")
