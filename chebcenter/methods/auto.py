@@ -49,7 +49,7 @@ def auto(ctx: Context) -> MethodOutput:
     lower = np.full(n, np.nan)   # exact's certified lower bound on its rows
     todo = np.arange(n)
     if candidate_count(prob.d, prob.rank) <= opts["max_candidates"]:
-        # rank 1 from d = 14 (exact.BNB_FROM_D): the certified branch and bound is faster there,
+        # rank 1 from d = 15 (exact.BNB_FROM_D): the certified branch and bound is faster there,
         # and the enumeration would likely pass the default vertex limit (2e4)
         ex = exact(_subset(ctx, todo, {"max_vertices": opts["max_vertices"],
                                        "max_candidates": opts["max_candidates"],

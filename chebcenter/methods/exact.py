@@ -10,6 +10,12 @@
    distances are preserved) by the Fischer-Gartner-Kutz walking algorithm,
    which stops when the center lies in the convex hull of its support.
 
+A batch takes the batch route first (:mod:`chebcenter.methods._batch_exact`): the
+basis tables built once for all rows, one compiled kernel for the candidates, their
+de-duplication by snapped pattern and a working-set ball started from the previous row's
+support (rows in the order of ``beta``); the rows it does not certify come down the
+row-by-row route above (docs/theory.md §1.4).
+
 The result carries the exact radius (``max_j ||v_j - c||``), a dual lower bound
 ``radius_lower`` (the gap certifies optimality), the support vertices
 (``support``) with their indices into the de-duplicated vertex list
@@ -46,6 +52,7 @@ from ..kernels.edge_walk import PIVOT_OK, PIVOT_TOO_MANY, pivot_vertices
 from ..kernels.simplex import RANGES_OK, lp_max
 from ..kernels.vertices import distinct_rows, enumerate_vertices
 from ..results import Status
+from ._batch_exact import BATCH_CANDIDATES, batch_exact
 from ._types import Context, Extra, MethodOutput, MethodSpec
 from .bnb import bnb_center
 
@@ -58,9 +65,10 @@ def candidate_count(d: int, r: int) -> int:
 
 
 #: rank 1 and d at least this: the compiled branch and bound (gap 1e-6) is cheaper than
-#: listing the vertices by the edge walk (measured per row, one thread: d = 12 6.4 vs
-#: 5.4 ms, d = 14 11 vs 24 ms, d = 16 29 vs 123 ms, d = 18 87 ms vs 2.1 s)
-BNB_FROM_D = 14
+#: listing the vertices by the batch route (measured per row, one thread, 400 rows: d = 12
+#: 3.0 vs 0.63 ms, d = 14 5.0 vs 3.1 ms, d = 16 11.7 vs 21 ms; by the edge walk, before,
+#: d = 14 11 vs 24 ms)
+BNB_FROM_D = 15
 #: node budget of the branch and bound when it stands in for an enumeration that could not
 #: certify its ball (a small slice: a few milliseconds), and the most ``auto``'s short
 #: search spends before it enumerates (see :func:`_short_budget`)
@@ -154,10 +162,14 @@ def exact(ctx: Context) -> MethodOutput:
         codes[:] = Status.TOO_LARGE
         return MethodOutput(centers, radii, codes, {"radius_lower": lower, "n_vertices": n_vertices,
                                                     "support": support})
+    done = np.zeros(n, dtype=bool)
+    if not opts["return_vertices"] and 0 < prob.rank < d and candidate_count(d, prob.rank) <= BATCH_CANDIDATES:
+        done = batch_exact(ctx, centers, radii, lower, n_vertices, support)
 
     def block(start, stop):  # rows are independent; the kernels release the GIL
         for k in range(start, stop):
-            _exact_row(k)
+            if not done[k]:
+                _exact_row(k)
 
     def _exact_row(k):
         q = ctx.Q[k]
@@ -224,7 +236,8 @@ def exact(ctx: Context) -> MethodOutput:
             routes[k] = "the enumeration's ball was not certified, nor by the branch and bound"
 
     routes = np.full(n, None, dtype=object)
-    row_blocks(n, 1, block)
+    if not done.all():
+        row_blocks(n, 1, block)
     extras = {"radius_lower": lower, "n_vertices": n_vertices, "support": support,
               "support_indices": support_idx}
     if any(r is not None for r in routes):

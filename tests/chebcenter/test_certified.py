@@ -419,12 +419,25 @@ def test_branch_and_bound_by_name_falls_back_to_the_enumeration():
     assert not_optimal == 0 and broken == 0 and fell_back > 0
 
 
+def assert_same_certified_ball(c1, r1, low1, c2, r2, low2):
+    """Two certified answers for one slice agree as far as their certificates force: each
+    radius is at least the other's lower bound (both bound r* from their side), and each
+    center is within sqrt(radius^2 - low^2) of the unique optimal center, low the larger
+    lower bound (max over S_F of ||x - c||^2 >= r*^2 + ||c - c*||^2, S_F being convex and
+    c* its Chebyshev center), so the two are within the sum of those distances."""
+    low = max(low1, low2)
+    assert r1 >= low2 - 1e-15 and r2 >= low1 - 1e-15
+    apart = np.sqrt(max(r1 ** 2 - low ** 2, 0.0)) + np.sqrt(max(r2 ** 2 - low ** 2, 0.0))
+    assert np.linalg.norm(np.asarray(c1) - np.asarray(c2)) <= apart + 1e-15
+
+
 @pytest.mark.parametrize("family", ["plain", "faces", "zeros"])
 def test_mixed_batches_with_nan_and_inf_equal_the_rows_alone(family):
     """A batch of one family's rows (one A, several right-hand sides) with NaN and inf rows
     among them: the bad rows are INVALID_INPUT, and every other row gets the status, center
     and radius it gets alone (bit for bit where the method has no warm start; rcc1
-    warm-starts along the batch, so to its solver tolerance, docs/theory.md §6.7)."""
+    warm-starts along the batch, so to its solver tolerance; exact starts each row's ball
+    from its neighbour's support, so to its certificate, docs/theory.md §6.7)."""
     rng = np.random.default_rng(11)
     A, b, lo, hi = instance(family, rng)
     rows = [b]
@@ -440,8 +453,12 @@ def test_mixed_batches_with_nan_and_inf_equal_the_rows_alone(family):
         for k in np.flatnonzero(np.all(np.isfinite(B), axis=1)):
             alone = P.center(B[k], m)
             assert batch.status[k] is alone.status, (m, k)
-            if m == "rcc1":
+            used = batch.extras["method"][k] if m == "auto" else m
+            if used == "rcc1":
                 np.testing.assert_allclose(batch.radii[k], alone.radius, rtol=1e-6, atol=1e-12, equal_nan=True)
+            elif used == "exact":
+                assert_same_certified_ball(batch.centers[k], batch.radii[k], batch.extras["radius_lower"][k],
+                                           alone.center, alone.radius, alone.extras["radius_lower"])
             else:
                 np.testing.assert_array_equal(batch.centers[k], alone.center)
                 np.testing.assert_array_equal(batch.radii[k], alone.radius)
