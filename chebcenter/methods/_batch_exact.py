@@ -22,6 +22,9 @@ __all__ = ["BATCH_CANDIDATES", "batch_exact"]
 BATCH_CANDIDATES = 600_000
 #: the certificate's gap, as for the row-by-row enumeration
 GAP = 1e-9
+#: the largest tables of the enumeration by halves (kernels/batch_exact.half_sums); past
+#: them the depth-first walk (rank 3 at d = 10: 0.5 MB; rank 3 at d = 20: 200 MB)
+HALF_TABLES = 32 << 20
 #: rows per call of the kernel (its support buffer: CHUNK (d + 3) d numbers)
 CHUNK = 4096
 #: False sends every row down the row-by-row route (the tests compare the two)
@@ -41,11 +44,12 @@ def batch_exact(ctx, centers, radii, lower, n_vertices, support):
     ok, binv, nonbasic, G, shift, neg, pos = kern.basis_tables(prob.Vr, prob.lo, prob.hi, combs, 1e-10)
     Beta = rows_times(ctx.Q, prob.Vr)
     slack = rounding_slack(prob, combs, ok, binv, G, nonbasic)
-    if r == 1:
-        halves = kern.half_sums(prob.lo, prob.hi, combs, ok, nonbasic, G)
+    use_halves = kern.half_table_bytes(d, r, combs.shape[0]) <= HALF_TABLES
+    if use_halves:
+        tables = kern.half_sums(prob.lo, prob.hi, combs, ok, nonbasic, G)
     else:
-        halves = (np.zeros((1, 1)), np.zeros((1, 1)), np.zeros((1, 1, 1)), np.zeros((1, 1, 1)),
-                  np.zeros((1, 1), dtype=np.int64), np.zeros((1, 1), dtype=np.int64))
+        tables = (np.zeros((1, 1, 1)), np.zeros((1, 1, 1)), np.zeros(1, dtype=np.int64), np.zeros((1, 1, 1)),
+                  np.zeros((1, 1, 1)), np.zeros((1, 1), dtype=np.int64), np.zeros((1, 1), dtype=np.int64))
     capacity = int(min(candidate_count(d, r), ctx.options["max_vertices"] * 8, kern_capacity(d)))
     cap_support = d + 3
     C = np.full((n, d), np.nan)
@@ -54,6 +58,8 @@ def batch_exact(ctx, centers, radii, lower, n_vertices, support):
     nv = np.zeros(n, dtype=np.int64)
     flags = np.full(n, kern.FLAG_UNCERTIFIED, dtype=np.int64)
     S = np.empty(n, dtype=object)
+    # the support is needed to project it (FLAG_PROJECT) even when it is not returned
+    keep_support = ctx.options.get("return_support", True)
 
     def block(start, stop):
         # nearby right-hand sides share their vertex structure: each block in the order of
@@ -64,9 +70,10 @@ def batch_exact(ctx, centers, radii, lower, n_vertices, support):
             o = order[c0:c0 + CHUNK]
             sup, ns = np.zeros((o.size, cap_support, d)), np.zeros(o.size, dtype=np.int64)
             kern.exact_rows(prob.Vr, Beta, o, prob.lo, prob.hi, prob.coord_tol, combs, ok, binv, nonbasic,
-                            G, shift, neg, pos, *halves, capacity, ctx.options["max_vertices"], GAP, slack,
+                            G, shift, neg, pos, use_halves, *tables, capacity, ctx.options["max_vertices"], GAP, slack,
                             C, rad, low, sup, ns, nv, flags, prev, n_prev)
-            for j, k in enumerate(o):
+            for j, k in enumerate(o) if keep_support else zip(np.flatnonzero(flags[o] == kern.FLAG_PROJECT),
+                                                                  o[flags[o] == kern.FLAG_PROJECT]):
                 S[k] = sup[j, :ns[j]].copy()
 
     row_blocks(n, 1, block)

@@ -150,3 +150,15 @@ def test_one_hot_records_are_degenerate_vertices_and_still_certified(row_route_c
         assert np.linalg.norm(X[k] - fast.centers[k]) <= fast.radii[k] + 1e-12
         assert_same_certified_ball(fast.centers[k], fast.radii[k], fast.extras["radius_lower"][k],
                                    slow.centers[k], slow.radii[k], slow.extras["radius_lower"][k])
+
+
+def test_return_support_false_drops_the_support_and_nothing_else():
+    A, B, lo, hi = _continuous(10, 8, 1, 30)
+    P = cc.BoxSlice(A, lo, hi)
+    full, lean = P.centers(B, "exact"), P.centers(B, "exact", return_support=False)
+    assert "support" in full.extras and "support" not in lean.extras and "support_indices" not in lean.extras
+    np.testing.assert_array_equal(full.centers, lean.centers)
+    np.testing.assert_array_equal(full.radii, lean.radii)
+    np.testing.assert_array_equal(full.extras["radius_lower"], lean.extras["radius_lower"])
+    with pytest.raises(cc.InvalidInputError, match="return_support"):
+        P.centers(B, "exact", return_support="no")

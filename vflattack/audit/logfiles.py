@@ -26,7 +26,7 @@ from .._validate import InvalidInputError
 __all__ = ["BLOCK_ROWS", "Part", "columns_of", "partitions", "passive_rows", "read_part"]
 
 #: the most rows a partition holds when the file does not cut it smaller (a row group)
-BLOCK_ROWS = 100_000
+BLOCK_ROWS = 25_000
 
 
 @dataclass(frozen=True)
@@ -138,6 +138,29 @@ def read_part(part: Part, columns: list[str]):
     return pd.read_csv(io.BytesIO(header + chunk), usecols=columns)[columns]
 
 
+def _parquet_rows(files, ids, want):
+    """:func:`passive_rows` on Parquet files: only the row groups whose ``id`` statistics
+    overlap ``[min(ids), max(ids)]`` are read (all of them where a group has none), one at a
+    time, each filtered to ``ids`` before the next. A pyarrow dataset scan with the same
+    filter read ahead and held 190 MB for 1 000 ids of a 10^6-row passive log."""
+    import numpy as np
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    lo, hi = ids.min(), ids.max()
+    out = []
+    for f in files:
+        pf = pq.ParquetFile(f)
+        col = pf.schema_arrow.get_field_index("id")
+        for g in range(pf.metadata.num_row_groups):
+            stats = pf.metadata.row_group(g).column(col).statistics
+            if stats is not None and stats.has_min_max and (stats.max < lo or stats.min > hi):
+                continue
+            part = pf.read_row_group(g, columns=want, use_threads=False).to_pandas()
+            out.append(part[np.isin(part["id"].to_numpy(), ids)])
+    return pd.concat(out, ignore_index=True) if out else pd.DataFrame({c: [] for c in want})
+
+
 def passive_rows(path: Any, ids, columns: list[str]):
     """The rows of the passive log at ``path`` whose ``id`` is in ``ids``: ``id`` and ``columns``."""
     import numpy as np
@@ -149,12 +172,7 @@ def passive_rows(path: Any, ids, columns: list[str]):
     if ids.size == 0:
         return pd.DataFrame({c: [] for c in want})
     if kind == "parquet":
-        import pyarrow.dataset as ds
-
-        dset = ds.dataset([str(f) for f in files], format="parquet")
-        field = ds.field("id")
-        flt = (field >= ids.min()) & (field <= ids.max()) & field.isin(ids)
-        return dset.to_table(columns=want, filter=flt).to_pandas()
+        return _parquet_rows(files, ids, want)
     out = []
     for f in files:
         for chunk in pd.read_csv(f, usecols=want, chunksize=BLOCK_ROWS):
