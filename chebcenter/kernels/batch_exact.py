@@ -264,31 +264,50 @@ def half_table_bytes(d, r, nb):
 
 @jit
 def _candidates_halves(beta, lo, hi, tol, combs, ok, binv, shift, S1, S2, key, P1, P2, C1, C2,
-                       V, sig, inbox, snap, route, pow3, x0, base):
+                       V, sig, inbox, snap, route, pow3, x0, base, reach_lo, reach_hi, S2_lo, S2_hi):
     """:func:`_candidates` by the half tables of :func:`half_sums`: the same candidates (up
     to the order of summation of the basic coordinates), in time proportional to the runs
-    that pass the key coordinate."""
+    that pass the key coordinate. A basis is skipped when some basic coordinate cannot
+    reach its bounds whatever the pattern (``reach_lo``/``reach_hi``: the extreme moves), a
+    first-half pattern when no second half can bring it there (``S2_lo``/``S2_hi``)."""
     nb, r = combs.shape
     d = lo.size
     n1 = S1.shape[1]
     n2 = S2.shape[1]
     cap = V.shape[0]
     count = 0
+    low_t = np.empty(r)
+    high_t = np.empty(r)
     for t in range(nb):
         if not ok[t]:
             continue
+        reach = True
         for a in range(r):
             s = shift[t, a]
             for k in range(r):
                 s += binv[t, a, k] * beta[k]
             x0[a] = s
+            i = combs[t, a]     # the basis reaches no vertex: its coordinate cannot reach the box
+            if s + reach_hi[t, a] < lo[i] - tol[i] or s + reach_lo[t, a] > hi[i] + tol[i]:
+                reach = False
+        if not reach:
+            continue
         kk = key[t]
         jk = combs[t, kk]
         low_k = lo[jk] - tol[jk]
         high_k = hi[jk] + tol[jk]
+        for a in range(r):
+            low_t[a] = lo[combs[t, a]] - tol[combs[t, a]]
+            high_t[a] = hi[combs[t, a]] + tol[combs[t, a]]
         for m1 in range(n1):
+            near = True
             for a in range(r):
                 base[a] = x0[a] + S1[t, m1, a]
+                i = combs[t, a]   # no second half can bring this coordinate into the box
+                if base[a] + S2_hi[t, a] < lo[i] - tol[i] or base[a] + S2_lo[t, a] > hi[i] + tol[i]:
+                    near = False
+            if not near:
+                continue
             want = low_k - base[kk]
             lo_i, hi_i = 0, n2     # first index of the run: S2[t, :, kk] >= want
             while lo_i < hi_i:
@@ -300,12 +319,9 @@ def _candidates_halves(beta, lo, hi, tol, combs, ok, binv, shift, S1, S2, key, P
             q = lo_i
             while q < n2 and base[kk] + S2[t, q, kk] <= high_k:
                 fits = True
-                for a in range(r):
-                    i = combs[t, a]
+                for a in range(r):   # (no early exit: branch-free, measured faster)
                     v = base[a] + S2[t, q, a]
-                    if v < lo[i] - tol[i] or v > hi[i] + tol[i]:
-                        fits = False
-                        break
+                    fits &= (v >= low_t[a]) & (v <= high_t[a])
                 if not fits:
                     q += 1
                     continue
@@ -660,6 +676,20 @@ def exact_rows(Vr, Beta, order, lo, hi, tol, combs, ok, binv, nonbasic, G, shift
     route = np.empty(capacity, dtype=np.int64)
     x0 = np.empty(r)
     basev = np.empty(r)
+    reach_lo = np.empty((combs.shape[0], r))
+    reach_hi = np.empty((combs.shape[0], r))
+    S2_lo = np.empty((combs.shape[0], r))
+    S2_hi = np.empty((combs.shape[0], r))
+    for t in range(combs.shape[0]):
+        for a in range(r):
+            reach_lo[t, a] = neg[t, 0, a]
+            reach_hi[t, a] = pos[t, 0, a]
+            if halves:
+                S2_lo[t, a] = S2[t, 0, a]
+                S2_hi[t, a] = S2[t, 0, a]
+                for q in range(S2.shape[1]):
+                    S2_lo[t, a] = min(S2_lo[t, a], S2[t, q, a])
+                    S2_hi[t, a] = max(S2_hi[t, a], S2[t, q, a])
     cur = np.empty((p + 1, r))
     choice = np.empty(p + 1, dtype=np.int64)
     pow3 = np.empty(d, dtype=np.int64)
@@ -685,7 +715,7 @@ def exact_rows(Vr, Beta, order, lo, hi, tol, combs, ok, binv, nonbasic, G, shift
                                  V, sig, inbox, snap, route, pow3)
         elif halves:
             count = _candidates_halves(beta, lo, hi, tol, combs, ok, binv, shift, S1, S2, key, P1, P2, C1, C2,
-                                       V, sig, inbox, snap, route, pow3, x0, basev)
+                                       V, sig, inbox, snap, route, pow3, x0, basev, reach_lo, reach_hi, S2_lo, S2_hi)
         else:
             count = _candidates(beta, lo, hi, tol, combs, ok, binv, nonbasic, G, shift, neg, pos,
                                 V, sig, inbox, snap, route, x0, cur, choice, pow3)

@@ -64,7 +64,7 @@ def batch_exact(ctx, centers, radii, lower, n_vertices, support):
     def block(start, stop):
         # nearby right-hand sides share their vertex structure: each block in the order of
         # beta, in chunks (the support buffer is per chunk), the last support carried over
-        order = start + np.argsort(Beta[start:stop, 0], kind="stable").astype(np.int64)
+        order = start + nearby_order(Beta[start:stop])
         prev, n_prev = np.zeros(d + 2 + kern.ADD, dtype=np.int64), np.zeros(1, dtype=np.int64)
         for c0 in range(0, order.size, CHUNK):
             o = order[c0:c0 + CHUNK]
@@ -84,6 +84,24 @@ def batch_exact(ctx, centers, radii, lower, n_vertices, support):
     centers[done], radii[done], lower[done], n_vertices[done] = C[done], rad[done], low[done], nv[done]
     support[done] = S[done]
     return done
+
+
+def nearby_order(Beta):
+    """An order of the rows in which consecutive right-hand sides are close: by beta with
+    one equation; with more, along a Z-order (Morton) curve of beta quantised to 2^(60/r)
+    levels per component, so that rows near in every component are near in the order."""
+    n, r = Beta.shape
+    if r == 1 or n < 3:
+        return np.argsort(Beta[:, 0], kind="stable").astype(np.int64)
+    bits = 60 // r
+    lo, hi = Beta.min(axis=0), Beta.max(axis=0)
+    span = np.where(hi > lo, hi - lo, 1.0)
+    Q = np.minimum(((Beta - lo) / span * (2 ** bits)).astype(np.int64), 2 ** bits - 1)
+    code = np.zeros(n, dtype=np.int64)
+    for b in range(bits - 1, -1, -1):
+        for a in range(r):
+            code = (code << 1) | ((Q[:, a] >> b) & 1)
+    return np.argsort(code, kind="stable").astype(np.int64)
 
 
 def rounding_slack(prob, combs, ok, binv, G, nonbasic):
