@@ -65,3 +65,31 @@ def test_passive_rows_are_read_by_id(tmp_path, fmt):
     assert got["id"].tolist() == sorted(want.tolist())
     np.testing.assert_array_equal(got["x0"], got["id"] * 0.5)
     assert passive_rows(path, np.array([5000]), ["x0"]).shape[0] == 0
+
+
+@pytest.mark.parametrize("aligned", [True, False])
+def test_passive_rows_of_aligned_logs_come_from_the_partitions_own_rows(tmp_path, monkeypatch, aligned):
+    """Logs written side by side (same ids, same order) are joined from the partition's own row
+    range of the passive log: 1 or 2 row groups read, not all 10; a passive log in another
+    order falls back to the id search and gives the same rows."""
+    rng = np.random.default_rng(2)
+    ids = rng.permutation(1000)
+    pq.write_table(pa.table({"id": ids, "y0": ids * 1.0}), tmp_path / "pred.parquet", row_group_size=100)
+    order = ids if aligned else rng.permutation(ids)
+    pq.write_table(pa.table({"id": order, "x0": order * 0.25}), tmp_path / "pas.parquet", row_group_size=100)
+    reads = []
+    real = pq.ParquetFile.read_row_group
+
+    def counting(self, i, *args, **kwargs):
+        reads.append(i)
+        return real(self, i, *args, **kwargs)
+
+    monkeypatch.setattr(pq.ParquetFile, "read_row_group", counting)
+    parts = partitions(tmp_path / "pred.parquet", block_rows=40)
+    part = parts[7]                       # row group 2, rows 80..99 of it (a cut block)
+    df = read_part(part, ["id"])
+    reads.clear()
+    got = passive_rows(tmp_path / "pas.parquet", df["id"].to_numpy(), ["x0"], part)
+    assert sorted(got["id"].tolist()) == sorted(df["id"].tolist())
+    np.testing.assert_array_equal(got["x0"], got["id"] * 0.25)
+    assert (reads == [2]) if aligned else (reads[0] == 2 and len(reads) > 5)   # its own group, then the search

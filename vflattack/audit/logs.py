@@ -136,7 +136,7 @@ def _attack_read_partition(part, model, methods, prior, method_options, part_pat
 
     df = read_part(part, columns)
     if passive_cols:
-        df = df.merge(passive_rows(passive_log, df["id"].to_numpy(), passive_cols), on="id", how="left")
+        df = df.merge(passive_rows(passive_log, df["id"].to_numpy(), passive_cols, part), on="id", how="left")
     k, d = model.n_classes, model.n_passive
     S, log = _published(df, k, release)
     Y = df[[f"y{j}" for j in range(model.n_active)]].to_numpy(float) if model.n_active else None
