@@ -122,6 +122,37 @@ def _cold(method):
 
 COLD = ("half_star", "rcc1")
 
+#: predictions in the log-audit row (100 000: about 30 s a round on 2 cores)
+LOG_ROWS = 100_000
+
+_LOG_AUDIT = r"""
+import json, pathlib, shutil, tempfile
+from vflattack.audit.synthetic import run_audit, write_inputs
+root = pathlib.Path(tempfile.mkdtemp(prefix="chebcenter-bench-log-"))
+try:
+    write_inputs(root, {rows}, 2)
+    print(json.dumps([[r["wall_s"] / r["rows"], r["peak_rss_mb"]] for r in (run_audit(root, w) for w in (1, 2))]))
+finally:
+    shutil.rmtree(root, ignore_errors=True)
+"""
+
+
+def log_audit_available() -> bool:
+    """Whether the log-audit row can run: vflattack (same distribution) and its Dask extra.
+    The row runs vflattack in a subprocess; chebcenter itself never imports it."""
+    import importlib.util
+
+    return all(importlib.util.find_spec(m) is not None for m in ("vflattack", "distributed", "pyarrow", "psutil"))
+
+
+def _log_audit(rows=LOG_ROWS):
+    """One round of the log-audit row: ``[[s per row, peak MB] for 1 and 2 workers]``."""
+    out = subprocess.run([sys.executable, "-c", _LOG_AUDIT.format(rows=int(rows))], capture_output=True, text=True,
+                         env=_measuring_env(), timeout=1800)
+    if out.returncode != 0:
+        raise RuntimeError(f"the log-audit row failed: {out.stderr.strip()[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
 
 #: a case whose calibration before or after it ran this much slower than the best
 #: calibration of the run is measured again (at most ``_RETRIES`` times): on this 2-core VM
@@ -216,7 +247,13 @@ def run(repeats: int = 5, only=None, progress: bool = True, cold: bool = True) -
 
     names = list(CASES) if not only else [n for n in CASES if n in only]
     cold_names = list(COLD) if cold and (not only or "cold" in only) else []
-    bar = tqdm(total=repeats * (bool(names) + len(cold_names)), desc="bench", unit="round",
+    log_row = None
+    if (not only or "log_audit" in only) and log_audit_available():
+        log_row = Row(f"log audit (`vflattack audit --log --passive-log`, default methods), {LOG_ROWS:,} predictions, "
+                      "k = 2, d = 10 + 10; per core: 1 worker, all cores: 2 workers; wall time with the cluster's start",
+                      "row", baseline="—")
+        log_mb: list = [[], []]
+    bar = tqdm(total=repeats * (bool(names) + len(cold_names) + (log_row is not None)), desc="bench", unit="round",
                disable=not progress, file=sys.stderr)
     rows: dict = {}
     reference = float("inf")
@@ -247,9 +284,23 @@ def run(repeats: int = 5, only=None, progress: bool = True, cold: bool = True) -
             bar.set_postfix_str(f"cold {method}, round {rnd + 1}")
             row.ours_all.append(_cold(method))
             bar.update()
+        if log_row is not None:
+            bar.set_postfix_str(f"log audit, round {rnd + 1}")
+            (t1, m1), (t2, m2) = _log_audit()
+            log_row.ours_1.append(t1)
+            log_row.ours_all.append(t2)
+            log_mb[0].append(m1)
+            log_mb[1].append(m2)
+            bar.update()
     bar.close()
+    if log_row is not None:
+        speedup = [a / b for a, b in zip(log_row.ours_1, log_row.ours_all)]
+        log_row.agree = (f"peak RSS of the process tree {statistics.median(log_mb[0]):.0f} MB ({min(log_mb[0]):.0f}–"
+                         f"{max(log_mb[0]):.0f}) with 1 worker, {statistics.median(log_mb[1]):.0f} MB "
+                         f"({min(log_mb[1]):.0f}–{max(log_mb[1]):.0f}) with 2; 2 workers "
+                         f"{statistics.median(speedup):.2f}× ({min(speedup):.2f}–{max(speedup):.2f}) the rows/s of 1")
     drift = max(calibrations) / min(calibrations) - 1.0 if calibrations else 0.0
-    return [rows[n] for n in names] + cold_rows, drift
+    return [rows[n] for n in names] + cold_rows + ([log_row] if log_row is not None else []), drift
 
 
 # -- reporting ----------------------------------------------------------------------------

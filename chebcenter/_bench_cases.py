@@ -182,6 +182,34 @@ def _case_enumeration():
             lambda: slice_vertices(core, q, 10**6), 1, base, 1, "SciPy qhull (`HalfspaceIntersection`)", check)
 
 
+def _case_exact_batch(d, m, n, n_base):
+    """``exact`` on a batch that shares A (the batch route) against the row-by-row route
+    (the edge walk and the walking ball per row: ``exact`` before the batch route)."""
+    import chebcenter as cc
+    from chebcenter.methods import _batch_exact
+
+    A, _, B = _planted(d, m, n, seed=11 * d + m)
+    P = cc.BoxSlice(A)
+
+    def ours():
+        return P.centers(B, "exact", return_support=False)
+
+    def base(rows=slice(0, n_base)):
+        _batch_exact.ENABLED = False
+        try:
+            return P.centers(B[rows], "exact", return_support=False)
+        finally:
+            _batch_exact.ENABLED = True
+
+    def check():
+        r1, r2 = P.centers(B[:200], "exact"), base(slice(0, 200))
+        ok = int(np.sum((r1.status_codes == 0) & (r2.status_codes == 0)))
+        return f"{ok} of 200 rows OPTIMAL both ways, radii within {float(np.max(np.abs(r1.radii - r2.radii))):.0e}"
+
+    return (f"`exact`, N = {n}, d = {d}, rank {m} (batch route)", "row", ours, n, base, n_base,
+            "the row-by-row route (edge walk + walking ball per row)", check)
+
+
 def _case_ranges():
 
     import chebcenter as cc
@@ -266,6 +294,8 @@ CASES: dict[str, Callable] = {
     "rcc1_200": lambda: _case_rcc1(200, 5, 4, 0),
     "rcc1_1000": lambda: _case_rcc1(1000, 5, 1, 0),
     "enumeration": _case_enumeration,
+    "exact_10_1": lambda: _case_exact_batch(10, 1, 20_000, 200),
+    "exact_10_3": lambda: _case_exact_batch(10, 3, 10_000, 100),
     "ranges": _case_ranges,
     "bnb": _case_bnb,
     "interval_rcc1_10_1": lambda: _case_interval("rcc1", 10, 1, 10_000, 10_000, "equality"),

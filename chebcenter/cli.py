@@ -88,11 +88,11 @@ def main(argv=None) -> int:
         from . import _bench
 
         if args.list:
-            print("\n".join(list(_bench.CASES) + ["cold"]))
+            print("\n".join(list(_bench.CASES) + ["cold", "log_audit"]))
             return 0
         if args.repeats < 3:
             parser.error("--repeats must be >= 3 (the table reports a spread)")
-        unknown = sorted(set(args.only or ()) - set(_bench.CASES) - {"cold"})
+        unknown = sorted(set(args.only or ()) - set(_bench.CASES) - {"cold", "log_audit"})
         if unknown:
             parser.error(f"--only: unknown row {unknown[0]!r}; see --list")
         if args.compare and not os.path.isfile(args.compare):

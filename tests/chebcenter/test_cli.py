@@ -79,3 +79,21 @@ def test_bench_runs_a_row_and_checks_its_arguments(capsys):
     proc = subprocess.run([sys.executable, "-m", "chebcenter", "bench", "--compare", "/nonexistent/table.md"],
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 2 and "--compare: no such file" in proc.stderr
+
+
+def test_the_log_audit_row_reports_rows_per_second_for_1_and_2_workers_and_the_peak_memory(monkeypatch):
+    """The row's assembly on given measurements (the measurement itself, vflattack's audit in a
+    subprocess, is exercised by CI's run of benchmarks/log_audit.py): per core is 1 worker,
+    all cores 2, the memory and the speed-up in the agreement column, as medians (min-max)."""
+    from chebcenter import _bench
+
+    rounds = iter([[[4e-5, 700.0], [2e-5, 1200.0]], [[5e-5, 710.0], [2e-5, 1250.0]], [[4e-5, 690.0], [1e-5, 1300.0]]])
+    monkeypatch.setattr(_bench, "log_audit_available", lambda: True)
+    monkeypatch.setattr(_bench, "_log_audit", lambda: next(rounds))
+    rows, _ = _bench.run(repeats=3, only=["log_audit"], progress=False, cold=False)
+    (row,) = rows
+    assert row.ours_1 == [4e-5, 5e-5, 4e-5] and row.ours_all == [2e-5, 2e-5, 1e-5]
+    assert "700 MB (690–710) with 1 worker, 1250 MB (1200–1300) with 2" in row.agree
+    assert "2 workers 2.50× (2.00–4.00) the rows/s of 1" in row.agree
+    line = _bench.to_markdown(rows, 3).splitlines()[-3]
+    assert line.startswith("| log audit") and "40 µs (40–50) per row" in line
