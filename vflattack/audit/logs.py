@@ -33,6 +33,7 @@ it inside an atomically written report directory and adds the report's files.
 from __future__ import annotations
 
 import pathlib
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -204,9 +205,12 @@ def attack_log(model: VFLModel, log: Any, parts_dir: Any, *, passive_log: Any = 
                                                        None if passive_log is None else str(passive_log),
                                                        passive_cols, release, task_threads)
              for i, part in enumerate(parts)]
+    t0 = time.perf_counter()
     summaries = _run(tasks, client, progress, [p.rows for p in parts])
+    seconds = time.perf_counter() - t0
     result = _result(summaries, methods, model, log, passive_log, len(tasks))
-    result.config.update(block_rows=block_rows, task_threads=task_threads)
+    # the partitions' own time, from the first task submitted to the last done (no cluster start)
+    result.config.update(block_rows=block_rows, task_threads=task_threads, task_seconds=round(seconds, 3))
     rel = release or Release()
     decimals = [s["decimals"] for s in summaries if s.get("decimals") is not None]
     result.config.update(skipped_without_prior=dropped, release=rel.spec, release_words=rel.describe(),

@@ -76,6 +76,6 @@ def run_audit(root: pathlib.Path, workers: int) -> dict:
     if proc.returncode != 0:
         raise SystemExit(f"the audit failed ({proc.returncode}):\n{stderr.decode()[-2000:]}")
     rep = json.loads((out / "report.json").read_text())
-    return {"workers": workers, "wall_s": wall, "rows": rep["config"]["rows"],
+    return {"workers": workers, "wall_s": wall, "rows": rep["config"]["rows"], "task_s": rep["config"]["task_seconds"],
             "partitions": rep["config"]["partitions"], "peak_rss_mb": peak / 2**20,
             "statuses": {r["method"]: r["status"] for r in rep["records"]}}
