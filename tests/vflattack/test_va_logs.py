@@ -72,6 +72,24 @@ def test_log_audit_on_the_cluster_equals_the_in_memory_attack(client, tmp_path):
         assert rec["mse"] == pytest.approx(mse[rec["method"]], rel=1e-12)
     assert rep.records[0]["status"].get("INVALID_SCORES") == 2
     assert (tmp_path / "out" / "manifest.json").exists()
+    assert rep.config["task_seconds"] > 0 and rep.config["warm_seconds"] > 0
+
+
+@pytest.mark.parametrize("spec", ["exact", "round:2", "label"])
+def test_workers_load_their_kernels_on_a_small_attack_of_the_same_kind(monkeypatch, spec):
+    """The warm-up runs the partitions' attack (same model, methods and release) on 4 rows;
+    it must really run it, not fail silently into its except clause."""
+    from vflattack.audit import logs
+    from vflattack.release import Release
+
+    model, _, _ = _model_and_data(seed=4)
+    calls = []
+    monkeypatch.setattr(logs, "whitebox_attack", lambda *a, **k: calls.append((a, k)))
+    release = Release.parse(spec)
+    logs._warm_worker(model, ("half", "exact"), None, {}, release)
+    (args, kwargs), = calls
+    assert args[0] is model and args[3] == ("half", "exact") and len(args[1]) == 4
+    assert (kwargs["release"] is None) == release.exact
 
 
 def test_cli_log_audit_attaches_to_a_scheduler(client, tmp_path, capsys):
