@@ -26,11 +26,11 @@ def write_inputs(root: pathlib.Path, rows: int, k: int, seed: int = 0) -> tuple[
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    import vflattack as va
+    from ..model import VFLModel
 
     rng = np.random.default_rng(seed)
     d, d_a, group = 10, 10, 100_000
-    model = va.VFLModel(rng.standard_normal((k, d_a)), rng.standard_normal((k, d)), rng.standard_normal(k))
+    model = VFLModel(rng.standard_normal((k, d_a)), rng.standard_normal((k, d)), rng.standard_normal(k))
     model.save(root / "model.json")
     ids = rng.permutation(rows)
     pred_w = pas_w = None
