@@ -22,7 +22,8 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 #: apart, so this runs other machine code on the same data), and so can anyone who wants
 #: to know whether the numbers hold on another kind of CPU.
 NUMERICS_MODULES = frozenset({
-    "test_auto", "test_bnb", "test_certified", "test_cls", "test_degenerate", "test_differential", "test_exact", "test_kernels",
+    "test_auto", "test_batch_exact", "test_bnb", "test_certified", "test_cls", "test_degenerate", "test_differential",
+    "test_exact", "test_kernels",
     "test_project", "test_properties", "test_ranges", "test_relax", "test_reliability", "test_reproducible",
     "test_sets", "test_sets_scale", "test_theory", "test_va_model_attack", "test_va_prior", "test_va_threats",
 })
