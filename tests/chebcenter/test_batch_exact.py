@@ -162,3 +162,34 @@ def test_return_support_false_drops_the_support_and_nothing_else():
     np.testing.assert_array_equal(full.extras["radius_lower"], lean.extras["radius_lower"])
     with pytest.raises(cc.InvalidInputError, match="return_support"):
         P.centers(B, "exact", return_support="no")
+
+
+@pytest.mark.parametrize("chunk", range(6))
+def test_fuzz_shapes_ranks_and_degenerate_records_against_the_row_route(chunk):
+    """Random shapes (d = 2..8, 1..4 equations, some rank-deficient, some integer), boxes of
+    widths 0.01..3 and records at box vertices (degenerate slices): the same statuses as the
+    row route, the same balls to the certificates, and every record inside its ball (radius
+    relative 1e-12: the record is a point of S_F up to the rounding of b = A x)."""
+    for seed in range(10 * chunk, 10 * chunk + 10):
+        rng = np.random.default_rng(seed)
+        d = int(rng.integers(2, 9))
+        m = int(rng.integers(1, min(d, 4) + 1))
+        A = rng.standard_normal((m, d))
+        if seed % 5 == 0 and m >= 2:
+            A[-1] = 2.0 * A[0]
+        if seed % 7 == 0:
+            A = np.round(2.0 * A)
+            A[0, 0] = A[0, 0] or 1.0
+        lo = rng.uniform(-2, 0, d)
+        hi = lo + rng.uniform(0.01, 3, d)
+        X = lo + (hi - lo) * rng.random((30, d))
+        if seed % 3 == 0:
+            X = np.where(rng.random((30, d)) < 0.5, lo, hi)
+        B = X @ A.T
+        P = cc.BoxSlice(A, lo, hi)
+        fast, slow = P.centers(B, "exact"), _row_route(P, B)
+        assert list(fast.status) == list(slow.status), seed
+        for k in np.flatnonzero(fast.status == cc.Status.OPTIMAL):
+            assert_same_certified_ball(fast.centers[k], fast.radii[k], fast.extras["radius_lower"][k],
+                                       slow.centers[k], slow.radii[k], slow.extras["radius_lower"][k])
+            assert np.linalg.norm(X[k] - fast.centers[k]) <= fast.radii[k] * (1 + 1e-12) + 1e-12, (seed, k)
