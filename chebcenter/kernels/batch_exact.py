@@ -213,8 +213,9 @@ def half_sums(lo, hi, combs, ok, nonbasic, G):
 
     A vertex is a pair of half patterns whose total move puts every basic coordinate in its
     bounds. For each first-half pattern the second halves that do so for the key
-    coordinate are one contiguous run of ``S2[t]`` (found by bisection); only those are
-    checked for the others (with one equation, every one of them is a vertex). The walk
+    coordinate are one contiguous run of ``S2[t]``; the first half is sorted by the key
+    descending, so the runs' starts only move right (in the one-equation kernel, found by
+    bisection); only those are checked for the others (with one equation, every one of them is a vertex). The walk
     costs ``2^h log 2^(p-h)`` per basis and row plus the run lengths, and the tables are
     shared by every row (they do not depend on the right-hand side)."""
     nb, r = combs.shape
@@ -236,6 +237,9 @@ def half_sums(lo, hi, combs, ok, nonbasic, G):
     S2 = np.einsum("trj,mj->tmr", step[:, :, h:], bits2.astype(float))
     M2 = np.argsort(S2[np.arange(nb), :, key], axis=1, kind="stable").astype(np.int64)
     S2 = np.ascontiguousarray(np.take_along_axis(S2, M2[:, :, None], axis=1))
+    # the first half sorted by the key too, descending: the runs' starts then only move right
+    M1 = np.argsort(-S1[np.arange(nb), :, key], axis=1, kind="stable").astype(np.int64)
+    S1 = np.take_along_axis(S1, M1[:, :, None], axis=1)
     # each half's pattern as a row (its coordinates at lo or hi, the others 0) and as its
     # part of the base-3 code: a vertex is then one sum of two rows (exact: x + 0 = x)
     pow3 = 3 ** np.arange(d, dtype=np.int64)
@@ -248,8 +252,9 @@ def half_sums(lo, hi, combs, ok, nonbasic, G):
             continue
         n1, n2 = nonbasic[t, :h], nonbasic[t, h:]
         if h:
-            P1[t][:, n1] = np.where(bits1 == 1, hi[n1], lo[n1])
-            C1[t] = bits1 @ pow3[n1]
+            b1 = bits1[M1[t]]
+            P1[t][:, n1] = np.where(b1 == 1, hi[n1], lo[n1])
+            C1[t] = b1 @ pow3[n1]
         b2 = bits2[M2[t]]
         P2[t][:, n2] = np.where(b2 == 1, hi[n2], lo[n2])
         C2[t] = b2 @ pow3[n2]
@@ -299,6 +304,7 @@ def _candidates_halves(beta, lo, hi, tol, combs, ok, binv, shift, S1, S2, key, P
         for a in range(r):
             low_t[a] = lo[combs[t, a]] - tol[combs[t, a]]
             high_t[a] = hi[combs[t, a]] + tol[combs[t, a]]
+        start = 0
         for m1 in range(n1):
             near = True
             for a in range(r):
@@ -309,14 +315,11 @@ def _candidates_halves(beta, lo, hi, tol, combs, ok, binv, shift, S1, S2, key, P
             if not near:
                 continue
             want = low_k - base[kk]
-            lo_i, hi_i = 0, n2     # first index of the run: S2[t, :, kk] >= want
-            while lo_i < hi_i:
-                mid = (lo_i + hi_i) >> 1
-                if S2[t, mid, kk] < want:
-                    lo_i = mid + 1
-                else:
-                    hi_i = mid
-            q = lo_i
+            # first index of the run, S2[t, :, kk] >= want: the first half is sorted by its
+            # key move descending, so ``want`` only grows and the start only moves right
+            while start < n2 and S2[t, start, kk] < want:
+                start += 1
+            q = start
             while q < n2 and base[kk] + S2[t, q, kk] <= high_k:
                 fits = True
                 for a in range(r):   # (no early exit: branch-free, measured faster)
