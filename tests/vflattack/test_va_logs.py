@@ -182,3 +182,43 @@ def test_one_parquet_file_is_audited_row_group_by_row_group(client, tmp_path):
 def _mkdir(path):
     path.mkdir()
     return path
+
+
+def test_a_worker_killed_mid_run_leaves_the_report_unchanged(tmp_path):
+    """A worker process killed (SIGKILL) while partitions run: the scheduler reruns its
+    partitions elsewhere (its nanny restarts it), and the report equals the undisturbed run's."""
+    import os
+    import signal
+    import threading
+    import time
+
+    distributed = pytest.importorskip("distributed", reason="the [distributed] extra is not installed")
+    model, Y, X = _model_and_data(seed=6, N=6000, d=6, k=2, d_a=2)
+    paths = write_log(model, Y, X, tmp_path / "logs", partitions=24)
+    methods = ("half", "rcc1", "exact")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                       dashboard_address=":0", silence_logs=50)
+    try:
+        with distributed.Client(cluster) as cl:
+            ref = audit_log(model, paths[0], tmp_path / "ref", passive_log=paths[1], methods=methods, client=cl)
+            out = {}
+            run = threading.Thread(target=lambda: out.update(rep=audit_log(
+                model, paths[0], tmp_path / "hit", passive_log=paths[1], methods=methods, client=cl)))
+            run.start()
+            deadline = time.monotonic() + 60
+            while not any(cl.processing().values()) and time.monotonic() < deadline:
+                time.sleep(0.01)
+            busy = any(cl.processing().values())
+            pids = cl.run(os.getpid)
+            victim = next(iter(pids.values()))
+            os.kill(victim, signal.SIGKILL)
+            run.join(timeout=120)
+            assert not run.is_alive()
+            after = set(cl.run(os.getpid).values())
+    finally:
+        cluster.close()
+    assert busy and victim not in after     # killed while partitions ran; its nanny started another
+    rep = out["rep"]
+    for a, b in zip(ref.records, rep.records):
+        assert a["method"] == b["method"] and a["status"] == b["status"]
+        assert a["mse"] == b["mse"]

@@ -258,8 +258,6 @@ def _warm_worker(model, methods, prior, method_options, release):
         S = model.predict_proba(Y, X) if release is None or release.exact else release.publish(model, Y, X)
         whitebox_attack(model, S, Y, methods, prior=prior, method_options=method_options,
                         release=None if release is None or release.exact else release)
-    except Exception:   # noqa: BLE001 - a warm-up only: the partitions themselves report any error
-        pass
     finally:
         numba.set_num_threads(before)
 
@@ -289,7 +287,8 @@ def _run(tasks, client, progress, rows, warm=None):
 
     t0 = time.perf_counter()
     if warm is not None:
-        client.run(_warm_worker, *warm)
+        # a warm-up only: an error, or a worker lost meanwhile, is left to the partitions' own tasks
+        client.run(_warm_worker, *warm, on_error="ignore")
     t1 = time.perf_counter()
     futures = client.compute(tasks)
     size = {f.key: n for f, n in zip(futures, rows)}
