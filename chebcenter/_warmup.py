@@ -38,6 +38,8 @@ _PROJECTING = ("half", "half_star", "ls", "rcc2")
 def _step_kernels() -> dict:
     """The compiled entry points each step reaches (their caches decide whether it is cold)."""
     from .kernels.ball import min_enclosing_ball
+    from .kernels.batch_exact import exact_rows
+    from .kernels.batch_tables import basis_tables
     from .kernels.bnb import farthest_point_dfs
     from .kernels.bvls import bvls_rows
     from .kernels.closed_forms import prepare_rows
@@ -51,7 +53,7 @@ def _step_kernels() -> dict:
     from .kernels.simplex import range_rows
 
     base, closed = (prepare_rows,), (prepare_rows, project_rows)
-    exact = base + (pivot_vertices, min_enclosing_ball)
+    exact = base + (pivot_vertices, min_enclosing_ball, basis_tables, exact_rows)
     return {"half": closed, "half_star": closed, "ls": closed, "cls": base + (bvls_rows,), "rcc2": closed,
             "rcc1": base + (nnls_rows, rcc1_barrier_rows, certify_rows), "exact": exact,
             "project": base + (project_metric_rows,), "auto": exact, "ranges": base + (range_rows,),
