@@ -59,6 +59,46 @@ def _circumcenter(P, T, k, center, lam, work, rhs, sol):
 
 
 @jit
+def farthest2(P, n, c):
+    """``max_j ||P_j - c||^2`` over the first ``n`` rows of ``P``."""
+    best = 0.0
+    for j in range(n):
+        s = 0.0
+        for i in range(P.shape[1]):
+            t = P[j, i] - c[i]
+            s += t * t
+        best = max(best, s)
+    return best
+
+
+@jit
+def weighted_spread2(P, T, k, lam):
+    """``sum_a w_a ||P_{T_a} - c_w||^2`` with the weights ``lam[:k]`` clipped to >= 0 and
+    normalised (``c_w`` their weighted mean): a lower bound on the squared radius of any
+    ball enclosing the points (MEB duality); 0 when no weight is positive."""
+    dim = P.shape[1]
+    wsum = 0.0
+    for a in range(k):
+        wsum += max(lam[a], 0.0)
+    if not wsum > 0.0:
+        return 0.0
+    clam = np.zeros(dim)
+    for a in range(k):
+        w = max(lam[a], 0.0) / wsum
+        for i in range(dim):
+            clam[i] += w * P[T[a], i]
+    lower2 = 0.0
+    for a in range(k):
+        w = max(lam[a], 0.0) / wsum
+        s = 0.0
+        for i in range(dim):
+            t = P[T[a], i] - clam[i]
+            s += t * t
+        lower2 += w * s
+    return lower2
+
+
+@jit
 def min_enclosing_ball(P, maxit, start):
     """Minimum enclosing ball of the rows of ``P`` (n x dim), walking from the center ``start``.
 
@@ -156,31 +196,9 @@ def min_enclosing_ball(P, maxit, start):
         else:
             for i in range(dim):
                 c[i] = caff[i]
-    radius2 = 0.0
-    for j in range(n):
-        s = 0.0
-        for i in range(dim):
-            t = P[j, i] - c[i]
-            s += t * t
-        radius2 = max(radius2, s)
+    radius2 = farthest2(P, n, c)
     # dual lower bound from the support weights (clipped to >= 0, renormalised)
-    lower2 = 0.0
-    wsum = 0.0
-    for a in range(k):
-        wsum += max(lam[a], 0.0)
-    if status != 2 and wsum > 0.0:
-        clam = np.zeros(dim)
-        for a in range(k):
-            w = max(lam[a], 0.0) / wsum
-            for i in range(dim):
-                clam[i] += w * P[T[a], i]
-        for a in range(k):
-            w = max(lam[a], 0.0) / wsum
-            s = 0.0
-            for i in range(dim):
-                t = P[T[a], i] - clam[i]
-                s += t * t
-            lower2 += w * s
+    lower2 = weighted_spread2(P, T, k, lam) if status != 2 else 0.0
     support = T[:k].copy()
     return c, math.sqrt(radius2), math.sqrt(lower2), support, k, status
 

@@ -28,7 +28,7 @@ import math
 import numpy as np
 
 from .._jit import jit
-from .ball import _circumcenter, min_enclosing_ball
+from .ball import _circumcenter, farthest2, min_enclosing_ball, weighted_spread2
 from .batch_tables import _candidates, _candidates1, _candidates_halves, basis_tables, half_sums, half_table_bytes
 
 __all__ = ["ADD", "FLAG_DONE", "FLAG_EMPTY", "FLAG_PROJECT", "FLAG_TOO_MANY", "FLAG_UNCERTIFIED",
@@ -207,34 +207,13 @@ def _sphere(V, count, W, k, gap, c, lam, work, rhs, sol):
     ``c``; ``(radius over every candidate, dual lower bound, certified)``, certified when
     the affine weights are nonnegative (the center is in the support's hull) and the
     farthest candidate is within the gap of the bound."""
-    d = V.shape[1]
     if k < 1 or not _circumcenter(V, W, k, c, lam, work, rhs, sol):
         return math.inf, 0.0, False
     for a in range(k):
         if lam[a] < -1e-12:
             return math.inf, 0.0, False
-    wsum = 0.0
-    for a in range(k):
-        wsum += max(lam[a], 0.0)
-    cl = np.zeros(d)
-    for a in range(k):
-        for i in range(d):
-            cl[i] += max(lam[a], 0.0) / wsum * V[W[a], i]
-    low2 = 0.0
-    for a in range(k):
-        s = 0.0
-        for i in range(d):
-            s += (V[W[a], i] - cl[i]) ** 2
-        low2 += max(lam[a], 0.0) / wsum * s
-    best = 0.0
-    for j in range(count):
-        s = 0.0
-        for i in range(d):
-            t = V[j, i] - c[i]
-            s += t * t
-        best = max(best, s)
-    radius = math.sqrt(best)
-    low = math.sqrt(low2)
+    radius = math.sqrt(farthest2(V, count, c))
+    low = math.sqrt(weighted_spread2(V, W, k, lam))
     return radius, low, radius - low <= gap * (1.0 + radius)
 
 
@@ -355,7 +334,7 @@ def exact_rows(Vr, Beta, order, lo, hi, tol, combs, ok, binv, nonbasic, G, shift
                                        V, sig, inbox, snap, route, pow3, x0, basev, reach_lo, reach_hi, S2_lo, S2_hi)
         else:
             count = _candidates(beta, lo, hi, tol, combs, ok, binv, nonbasic, G, shift, neg, pos,
-                                V, sig, inbox, snap, route, x0, cur, choice, pow3)
+                                V, sig, inbox, snap, route, x0, cur, choice, pow3, reach_lo, reach_hi)
         distinct = _distinct(sig, snap, count) if count >= 0 else 0
         if count < 0 or distinct > limit:
             flags[row] = FLAG_TOO_MANY

@@ -97,8 +97,41 @@ def basis_tables(Vr, lo, hi, combs, pivot_tol):
 
 
 @jit
+def _basic_start(t, beta, shift, binv, combs, lo, hi, tol, reach_lo, reach_hi, x0):
+    """The basic coordinates of basis ``t`` with every nonbasic one at its lower bound, into
+    ``x0`` (``binv beta + shift``); False when one of them cannot reach its bounds whatever
+    the pattern (``reach_lo``/``reach_hi``: its extreme moves), so the basis has no vertex."""
+    r = combs.shape[1]
+    reach = True
+    for a in range(r):
+        s = shift[t, a]
+        for k in range(r):
+            s += binv[t, a, k] * beta[k]
+        x0[a] = s
+        i = combs[t, a]
+        if s + reach_hi[t, a] < lo[i] - tol[i] or s + reach_lo[t, a] > hi[i] + tol[i]:
+            reach = False
+    return reach
+
+
+@jit
+def _place_basic(V, count, i, v, lo, hi, tol, pow3):
+    """Write the basic coordinate ``i`` of candidate ``count`` (the value ``v`` clipped into
+    its bounds); returns its part of the pattern code (0 at lo, 1 at hi, 2 inside: within
+    ``tol`` of a bound counts as at it), whether ``v`` was in the box, and whether it was
+    snapped to a bound."""
+    V[count, i] = min(max(v, lo[i]), hi[i])
+    inside = lo[i] <= v <= hi[i]
+    if v - lo[i] <= tol[i]:
+        return np.int64(0), inside, True
+    if hi[i] - v <= tol[i]:
+        return pow3[i], inside, True
+    return 2 * pow3[i], inside, False
+
+
+@jit
 def _candidates(beta, lo, hi, tol, combs, ok, binv, nonbasic, G, shift, neg, pos,
-                V, sig, inbox, snap, route, x0, cur, choice, pow3):
+                V, sig, inbox, snap, route, x0, cur, choice, pow3, reach_lo, reach_hi):
     """Every basic solution of the row ``beta`` into ``V`` (basic coordinates clipped into
     the box), with its snapped pattern ``sig`` (base 3 per coordinate: 0 at lo, 1 at hi,
     2 strictly inside by more than ``tol``), ``inbox`` (no clipping was needed), ``snap``
@@ -112,16 +145,7 @@ def _candidates(beta, lo, hi, tol, combs, ok, binv, nonbasic, G, shift, neg, pos
     for t in range(nb):
         if not ok[t]:
             continue
-        reachable = True
-        for a in range(r):
-            s = shift[t, a]
-            for k in range(r):
-                s += binv[t, a, k] * beta[k]
-            x0[a] = s
-            i = combs[t, a]
-            if s + pos[t, 0, a] < lo[i] - tol[i] or s + neg[t, 0, a] > hi[i] + tol[i]:
-                reachable = False
-        if not reachable:
+        if not _basic_start(t, beta, shift, binv, combs, lo, hi, tol, reach_lo, reach_hi, x0):
             continue
         for a in range(r):
             cur[0, a] = x0[a]
@@ -143,18 +167,10 @@ def _candidates(beta, lo, hi, tol, combs, ok, binv, nonbasic, G, shift, neg, pos
                     else:
                         V[count, i] = lo[i]
                 for a in range(r):
-                    i = combs[t, a]
-                    v = cur[p, a]
-                    if v < lo[i] or v > hi[i]:
-                        fits = False
-                    V[count, i] = min(max(v, lo[i]), hi[i])
-                    if v - lo[i] <= tol[i]:
-                        snapped = True
-                    elif hi[i] - v <= tol[i]:
-                        code += pow3[i]
-                        snapped = True
-                    else:
-                        code += 2 * pow3[i]
+                    part, inside, snapped_a = _place_basic(V, count, combs[t, a], cur[p, a], lo, hi, tol, pow3)
+                    code += part
+                    fits = fits and inside
+                    snapped = snapped or snapped_a
                 sig[count] = code
                 snap[count] = snapped
                 inbox[count] = fits
@@ -262,16 +278,7 @@ def _candidates_halves(beta, lo, hi, tol, combs, ok, binv, shift, S1, S2, key, P
     for t in range(nb):
         if not ok[t]:
             continue
-        reach = True
-        for a in range(r):
-            s = shift[t, a]
-            for k in range(r):
-                s += binv[t, a, k] * beta[k]
-            x0[a] = s
-            i = combs[t, a]     # the basis reaches no vertex: its coordinate cannot reach the box
-            if s + reach_hi[t, a] < lo[i] - tol[i] or s + reach_lo[t, a] > hi[i] + tol[i]:
-                reach = False
-        if not reach:
+        if not _basic_start(t, beta, shift, binv, combs, lo, hi, tol, reach_lo, reach_hi, x0):
             continue
         kk = key[t]
         jk = combs[t, kk]
@@ -312,18 +319,11 @@ def _candidates_halves(beta, lo, hi, tol, combs, ok, binv, shift, S1, S2, key, P
                 inside = True
                 snapped = False
                 for a in range(r):
-                    i = combs[t, a]
-                    v = base[a] + S2[t, q, a]
-                    if v < lo[i] or v > hi[i]:
-                        inside = False
-                    V[count, i] = min(max(v, lo[i]), hi[i])
-                    if v - lo[i] <= tol[i]:
-                        snapped = True
-                    elif hi[i] - v <= tol[i]:
-                        code += pow3[i]
-                        snapped = True
-                    else:
-                        code += 2 * pow3[i]
+                    part, inside_a, snapped_a = _place_basic(V, count, combs[t, a], base[a] + S2[t, q, a],
+                                                             lo, hi, tol, pow3)
+                    code += part
+                    inside = inside and inside_a
+                    snapped = snapped or snapped_a
                 inbox[count] = inside
                 snap[count] = snapped
                 sig[count] = code
@@ -373,16 +373,10 @@ def _candidates1(beta, lo, hi, tol, combs, ok, binv, shift, S1, S2, P1, P2, C1, 
                 for i in range(d):
                     V[count, i] = P1[t, m1, i] + P2[t, q, i]
                 code = C1[t, m1] + C2[t, q]
-                inbox[count] = lo[jb] <= v <= hi[jb]
-                V[count, jb] = min(max(v, lo[jb]), hi[jb])
-                snap[count] = True
-                if v - lo[jb] <= tol[jb]:
-                    pass
-                elif hi[jb] - v <= tol[jb]:
-                    code += pow3[jb]
-                else:
-                    code += 2 * pow3[jb]
-                    snap[count] = False
+                part, inside, snapped = _place_basic(V, count, jb, v, lo, hi, tol, pow3)
+                inbox[count] = inside
+                snap[count] = snapped
+                code += part
                 sig[count] = code
                 route[count] = t
                 count += 1
