@@ -74,7 +74,7 @@ def main(argv=None) -> int:
     warm.add_argument("--quiet", action="store_true", help="print nothing")
     warm.add_argument("--jobs", type=int, default=1,
                       help="worker processes to split the compilation over (default 1: this process)")
-    bench = sub.add_parser("bench", help="regenerate the speed table on this machine (markdown; about 3-5 min)")
+    bench = sub.add_parser("bench", help="regenerate the speed table on this machine (markdown; about 20 min)")
     bench.add_argument("--repeats", type=int, default=5, help="rounds over the table, each in a fresh process (default 5, at least 3)")
     bench.add_argument("--only", nargs="*", metavar="ROW", help="a subset of the rows (names: see --list)")
     bench.add_argument("--list", action="store_true", help="list the row names and exit")
