@@ -93,3 +93,34 @@ def test_passive_rows_of_aligned_logs_come_from_the_partitions_own_rows(tmp_path
     assert sorted(got["id"].tolist()) == sorted(df["id"].tolist())
     np.testing.assert_array_equal(got["x0"], got["id"] * 0.25)
     assert (reads == [2]) if aligned else (reads[0] == 2 and len(reads) > 5)   # its own group, then the search
+
+
+def test_a_partition_knows_its_row_offset_in_a_log_of_several_files(tmp_path, monkeypatch):
+    """A prediction log split over 3 files, the passive log in one file in the same order: a
+    partition of the third file is joined from its own rows of the passive log (one row
+    group read), which needs its position in the whole log, not in its file."""
+    rng = np.random.default_rng(3)
+    ids = rng.permutation(900)
+    (tmp_path / "pred").mkdir()
+    for i in range(3):
+        chunk = ids[300 * i:300 * (i + 1)]
+        pq.write_table(pa.table({"id": chunk, "y0": chunk * 1.0}), tmp_path / "pred" / f"part.{i}.parquet",
+                       row_group_size=100)
+    pq.write_table(pa.table({"id": ids, "x0": ids * 0.5}), tmp_path / "pas.parquet", row_group_size=100)
+    parts = partitions(tmp_path / "pred", block_rows=100)
+    assert [p.start for p in parts] == list(range(0, 900, 100))
+    reads = []
+    real = pq.ParquetFile.read_row_group
+
+    def counting(self, i, *args, **kwargs):
+        reads.append(i)
+        return real(self, i, *args, **kwargs)
+
+    monkeypatch.setattr(pq.ParquetFile, "read_row_group", counting)
+    part = parts[7]                          # file 2, row group 1: rows 700..799 of the log
+    df = read_part(part, ["id"])
+    reads.clear()
+    got = passive_rows(tmp_path / "pas.parquet", df["id"].to_numpy(), ["x0"], part)
+    assert sorted(got["id"].tolist()) == sorted(df["id"].tolist())
+    np.testing.assert_array_equal(got["x0"], got["id"] * 0.5)
+    assert reads == [7]

@@ -16,10 +16,13 @@ neither log is ever materialised whole.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import pathlib
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from .._validate import InvalidInputError
 
@@ -32,7 +35,8 @@ BLOCK_ROWS = 25_000
 @dataclass(frozen=True)
 class Part:
     """One partition of a log: ``kind`` "parquet" (row group ``group``, batch ``batch`` of
-    ``block`` rows in it) or "csv" (``rows`` lines from byte ``offset``, ``nbytes`` long)."""
+    ``block`` rows in it) or "csv" (``rows`` lines from byte ``offset``, ``nbytes`` long);
+    ``start`` is its first row's position in the whole log (its files in order)."""
 
     kind: str
     file: str
@@ -42,6 +46,7 @@ class Part:
     block: int = 0
     offset: int = 0
     nbytes: int = 0
+    start: int = 0
 
 
 def _files(path: Any) -> tuple[str, list[pathlib.Path]]:
@@ -99,7 +104,9 @@ def partitions(path: Any, block_rows: int = BLOCK_ROWS) -> list[Part]:
                                       block=block_rows))
         else:
             parts += _csv_blocks(f, block_rows)
-    return [p for p in parts if p.rows > 0]
+    parts = [p for p in parts if p.rows > 0]
+    starts = np.cumsum([0] + [p.rows for p in parts[:-1]])
+    return [dataclasses.replace(p, start=int(s)) for p, s in zip(parts, starts)]
 
 
 def _csv_blocks(f: pathlib.Path, block_rows: int) -> list[Part]:
@@ -139,38 +146,33 @@ def read_part(part: Part, columns: list[str]):
 
 
 def _aligned_rows(files, ids, want, part):
-    """The passive rows at the partition's own position (the same file index, the same rows of
-    it), if they hold every id of ``ids``; else None. Logs written side by side, one line per
-    prediction, are aligned so, and then a partition reads one row group of the passive log
-    instead of every group whose id range overlaps (with ids in random order, all of them:
-    at 10^7 rows that was 400 partitions times 100 groups)."""
-    import numpy as np
+    """The passive rows at the partition's own position (rows ``part.start`` to ``part.start
+    + part.rows`` of the passive log, its files in order), if they hold every id of ``ids``;
+    else None. Logs written side by side, one line per prediction, are aligned so, and then
+    a partition reads one row group of the passive log instead of every group whose id
+    range overlaps (with ids in random order, all of them: at 10^7 rows that was 400
+    partitions times 100 groups)."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     if part is None or part.kind != "parquet":
         return None
-    try:
-        own = [str(f) for f in _files(pathlib.Path(part.file))[1]]
-        pred_meta = pq.ParquetFile(part.file).metadata
-    except (InvalidInputError, OSError):
-        return None
-    index = own.index(part.file) if part.file in own else 0
-    if index >= len(files):
-        return None
-    start = sum(pred_meta.row_group(g).num_rows for g in range(part.group)) + part.batch * part.block
-    stop = start + part.rows
-    pf = pq.ParquetFile(files[index])
+    start, stop = part.start, part.start + part.rows
     tables, first = [], 0
-    for g in range(pf.metadata.num_row_groups):
-        n = pf.metadata.row_group(g).num_rows
-        if first < stop and first + n > start:
-            t = pf.read_row_group(g, columns=want, use_threads=False)
-            tables.append(t.slice(max(0, start - first), min(n, stop - first) - max(0, start - first)))
-        first += n
+    for f in files:
+        pf = pq.ParquetFile(f)
+        for g in range(pf.metadata.num_row_groups):
+            n = pf.metadata.row_group(g).num_rows
+            if first < stop and first + n > start:
+                t = pf.read_row_group(g, columns=want, use_threads=False)
+                tables.append(t.slice(max(0, start - first), min(n, stop - first) - max(0, start - first)))
+            first += n
+            if first >= stop:
+                break
+        if first >= stop:
+            break
     if not tables:
         return None
-    import pyarrow as pa
-
     got = pa.concat_tables(tables).to_pandas()
     keep = np.isin(got["id"].to_numpy(), ids)
     if keep.sum() < np.unique(ids).size:
@@ -184,7 +186,6 @@ def _parquet_rows(files, ids, want, part=None):
     statistics overlap ``[min(ids), max(ids)]`` are read (all of them where a group has
     none), one at a time, each filtered to ``ids`` before the next. A pyarrow dataset scan
     with the same filter read ahead and held 190 MB for 1 000 ids of a 10^6-row passive log."""
-    import numpy as np
     import pandas as pd
     import pyarrow.parquet as pq
 
@@ -209,7 +210,6 @@ def passive_rows(path: Any, ids, columns: list[str], part: Part | None = None):
     """The rows of the passive log at ``path`` whose ``id`` is in ``ids``: ``id`` and
     ``columns``. ``part``: the prediction-log partition the ids come from; its rows of the
     passive log are tried first (logs written side by side are aligned)."""
-    import numpy as np
     import pandas as pd
 
     kind, files = _files(path)
