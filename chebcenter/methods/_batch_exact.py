@@ -22,7 +22,7 @@ __all__ = ["BATCH_CANDIDATES", "batch_exact"]
 BATCH_CANDIDATES = 600_000
 #: the certificate's gap, as for the row-by-row enumeration
 GAP = 1e-9
-#: the largest tables of the enumeration by halves (kernels/batch_exact.half_sums); past
+#: the largest tables of the enumeration by halves (kernels/batch_tables.half_sums); past
 #: them the depth-first walk (rank 3 at d = 10: 0.5 MB; rank 3 at d = 20: 200 MB)
 HALF_TABLES = 32 << 20
 #: rows per call of the kernel (its support buffer: CHUNK (d + 3) d numbers)
@@ -72,9 +72,9 @@ def batch_exact(ctx, centers, radii, lower, n_vertices, support):
             kern.exact_rows(prob.Vr, Beta, o, prob.lo, prob.hi, prob.coord_tol, combs, ok, binv, nonbasic,
                             G, shift, neg, pos, use_halves, *tables, capacity, ctx.options["max_vertices"], GAP, slack,
                             C, rad, low, sup, ns, nv, flags, prev, n_prev)
-            for j, k in enumerate(o) if keep_support else zip(np.flatnonzero(flags[o] == kern.FLAG_PROJECT),
-                                                                  o[flags[o] == kern.FLAG_PROJECT]):
-                S[k] = sup[j, :ns[j]].copy()
+            kept = np.arange(o.size) if keep_support else np.flatnonzero(flags[o] == kern.FLAG_PROJECT)
+            for j in kept:
+                S[o[j]] = sup[j, :ns[j]].copy()
 
     row_blocks(n, 1, block)
     for k in np.flatnonzero(flags == kern.FLAG_PROJECT):
