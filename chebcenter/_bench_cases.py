@@ -158,6 +158,38 @@ def _case_rcc1(d, m, n, n_base):
             "cvxpy + SCS, the problem built once (Parameters), per row", check)
 
 
+def _case_rcc1_batch(d, m, n, n_base):
+    """``rcc1`` (the default route: the alpha = 1 test first) on the slices a softmax model
+    with m + 1 classes gives (A: differences of consecutive weight rows, drawn as the log
+    audit's benchmark model, seed 0), against the same route without the pair generators
+    (the alpha = 1 test with coordinate generators only, then the barrier)."""
+    import chebcenter as cc
+    from chebcenter.methods import relax
+
+    rng = np.random.default_rng(0)
+    rng.standard_normal((m + 1, d))  # the active party's weights
+    A = np.diff(rng.standard_normal((m + 1, d)), axis=0)
+    B = rng.random((n, d)) @ A.T
+    P = cc.BoxSlice(A)
+
+    def base(rows=slice(0, n_base)):
+        before, relax.PAIR_GENERATORS_TO_D = relax.PAIR_GENERATORS_TO_D, 0
+        try:
+            return P.centers(B[rows], "rcc1")
+        finally:
+            relax.PAIR_GENERATORS_TO_D = before
+
+    def check():
+        r1, r2 = P.centers(B[:n_base], "rcc1"), base()
+        ok = int(np.sum((r1.status_codes == 0) & (r2.status_codes == 0)))
+        barrier = sum("barrier" in str(r) for r in r1.extras["route"])
+        return (f"{ok} of {n_base} rows OPTIMAL both ways, radii within {float(np.max(np.abs(r1.radii - r2.radii))):.0e}; "
+                f"{barrier} rows reach the barrier")
+
+    return (f"`rcc1`, N = {n}, d = {d}, rank {m} (softmax-model slices)", "row", lambda: P.centers(B, "rcc1"), n,
+            base, n_base, "the alpha = 1 test with coordinate generators only, then the barrier", check)
+
+
 def _case_enumeration():
 
     import chebcenter as cc
@@ -293,6 +325,8 @@ CASES: dict[str, Callable] = {
     "rcc1_50": lambda: _case_rcc1(50, 3, 64, 4),
     "rcc1_200": lambda: _case_rcc1(200, 5, 4, 0),
     "rcc1_1000": lambda: _case_rcc1(1000, 5, 1, 0),
+    "rcc1_10_1": lambda: _case_rcc1_batch(10, 1, 20_000, 4_000),
+    "rcc1_10_3": lambda: _case_rcc1_batch(10, 3, 20_000, 4_000),
     "enumeration": _case_enumeration,
     "exact_10_1": lambda: _case_exact_batch(10, 1, 20_000, 200),
     "exact_10_3": lambda: _case_exact_batch(10, 3, 10_000, 100),

@@ -32,12 +32,12 @@ from .core import CLIP_TOL, _Core
 from .kernels.ball import certified_ball
 from .kernels.bvls import NEEDS_GELSD, bvls_rows
 from .kernels.linalg import rows_times
-from .kernels.nnls import nnls_rows
 from .kernels.rcc1 import COLD_MU, CONVERGED, NUMERICAL_FAILURE, ROBUST_MU, rcc1_barrier_rows
 from .kernels.rcc1_certificate import certify_rows
 from .lifting import clamp, corner_radius, groups, interval_ranges, interval_vertices, vertices_of
 from .methods.bnb import bnb_center
 from .methods.exact import _lower_in_slice
+from .methods.relax import alpha_one_certified
 from .results import Status
 
 __all__ = ["INTERVAL_METHODS", "interval_ranges", "interval_vertices", "solve_intervals"]
@@ -219,12 +219,7 @@ def _rcc2_is_rcc1(core, grp, k, X2):
         rows = np.vstack([grp.AE, grp.AI])
         _, sv, Vt = np.linalg.svd(rows, full_matrices=True)
         r = int(np.sum(sv > sv[0] * max(rows.shape) * _EPS))
-        PP = np.ascontiguousarray((Vt[r:].T @ Vt[r:]) ** 2)
-        cert = np.zeros(todo.size, dtype=np.bool_)
-        res = np.empty(todo.size)
-        S = np.ascontiguousarray(s[todo])
-        row_blocks(todo.size, 1, lambda a, b: nnls_rows(PP, S[a:b], 1e-10, 50 * d, cert[a:b], res[a:b]))
-        ok[todo] = cert
+        ok[todo] = alpha_one_certified(Vt[r:].T @ Vt[r:], s[todo])
     return ok
 
 
