@@ -219,7 +219,7 @@ def _rcc2_is_rcc1(core, grp, k, X2):
         rows = np.vstack([grp.AE, grp.AI])
         _, sv, Vt = np.linalg.svd(rows, full_matrices=True)
         r = int(np.sum(sv > sv[0] * max(rows.shape) * _EPS))
-        ok[todo] = alpha_one_certified(Vt[r:].T @ Vt[r:], s[todo])
+        ok[todo] = alpha_one_certified(Vt[r:].T @ Vt[r:], s[todo], rank=r)
     return ok
 
 
