@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from .._jit import jit
-from .linalg import cholesky_substitute
+from .linalg import cholesky_substitute, residual_norm
 
 __all__ = ["CHUNK", "nnls_rows"]
 
@@ -168,20 +168,6 @@ def _invert(A, basis, m, inv, work):
 
 
 @jit
-def _residual(A, x, s):
-    """``||A x - s||`` over the nonzero entries of x."""
-    m, n_cols = A.shape
-    rr = 0.0
-    for r in range(m):
-        t = -s[r]
-        for i in range(n_cols):
-            if x[i] != 0.0:
-                t += A[r, i] * x[i]
-        rr += t * t
-    return math.sqrt(rr)
-
-
-@jit
 def nnls_rows(A, S, tol, maxiter, certified, relres, chunk=CHUNK):
     """For every row s of ``S``: a nonnegative ``delta`` with ``||A delta - s|| <= tol ||s||``
     sets ``certified[n]`` (``relres[n]``: that ratio, recomputed from delta; inf on failure).
@@ -233,7 +219,7 @@ def nnls_rows(A, S, tol, maxiter, certified, relres, chunk=CHUNK):
                 x[i] = 0.0
             for r in range(m):
                 x[bases[k, r]] = delta[r]
-            res = _residual(A, x, s) / norm_s
+            res = residual_norm(A, s, x) / norm_s
             if res <= tol:
                 relres[n] = res
                 certified[n] = True
@@ -247,7 +233,7 @@ def nnls_rows(A, S, tol, maxiter, certified, relres, chunk=CHUNK):
             continue
         if not _nnls_one(A, G, s, maxiter, x, passive, order, L, y, z, w, Atb):
             continue
-        relres[n] = _residual(A, x, s) / norm_s
+        relres[n] = residual_norm(A, s, x) / norm_s
         certified[n] = relres[n] <= tol
         n_pos = 0
         for i in range(n_cols):
