@@ -7,6 +7,8 @@ circumcenter of T, add the first point the shrinking ball touches, and drop a su
 point whose affine coefficient is negative. It stops exactly when the center lies in
 conv(T), which is the optimality condition of the minimum enclosing ball. Every answer
 carries an enclosing radius and a dual lower bound (docs/theory.md §6.5).
+:func:`ball_from_support` restarts from a known support by active sets (exact's batch
+route, round after round), and gives up to the walk when it cannot go on.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import numpy as np
 from .._jit import jit
 from .linalg import cholesky_solve
 
-__all__ = ["certified_ball", "min_enclosing_ball"]
+__all__ = ["ball_from_support", "certified_ball", "min_enclosing_ball"]
 
 
 @jit
@@ -201,6 +203,63 @@ def min_enclosing_ball(P, maxit, start):
     lower2 = weighted_spread2(P, T, k, lam) if status != 2 else 0.0
     support = T[:k].copy()
     return c, math.sqrt(radius2), math.sqrt(lower2), support, k, status
+
+
+@jit
+def ball_from_support(P, k_sup, maxit, c, T, lam, work, rhs, sol):
+    """Minimum enclosing ball of the rows of ``P`` by active sets, started from the
+    support ``T[:k_sup]`` (row indices of P) of a ball of some of them: the circumsphere of
+    T (within its affine hull); a point of T with a negative affine weight leaves it, else
+    the farthest point beyond the sphere joins it, until no point is outside. Each step is
+    one small solve, where the walk (:func:`min_enclosing_ball`) rediscovers the support
+    point by point; but nothing guarantees that the steps end, so after ``maxit`` steps, or
+    on an affinely dependent T, it gives up (``status`` 1 or 2) and the caller walks.
+
+    Returns ``(radius, lower, k, status)`` with the center in ``c``, the support in
+    ``T[:k]`` and its weights in ``lam[:k]``; radius and lower as
+    :func:`min_enclosing_ball` (an enclosing radius and a dual bound, whatever happens)."""
+    n, dim = P.shape
+    cap = min(T.size, dim + 1)
+    k = k_sup
+    in_T = np.zeros(n, dtype=np.bool_)
+    for a in range(k):
+        in_T[T[a]] = True
+    for _ in range(maxit):
+        if k == 0 or not _circumcenter(P, T, k, c, lam, work, rhs, sol):
+            return math.inf, 0.0, k, 2
+        jmin = 0
+        for a in range(1, k):
+            if lam[a] < lam[jmin]:
+                jmin = a
+        if lam[jmin] < -1e-12:
+            in_T[T[jmin]] = False
+            for a in range(jmin, k - 1):
+                T[a] = T[a + 1]
+            k -= 1
+            continue
+        r2 = 0.0
+        for i in range(dim):
+            t = P[T[0], i] - c[i]
+            r2 += t * t
+        far, best = -1, r2 * (1.0 + 1e-12)
+        for j in range(n):
+            if in_T[j]:
+                continue
+            s = 0.0
+            for i in range(dim):
+                t = P[j, i] - c[i]
+                s += t * t
+            if s > best:
+                best, far = s, j
+        if far < 0:
+            radius2 = farthest2(P, n, c)
+            return math.sqrt(radius2), math.sqrt(weighted_spread2(P, T, k, lam)), k, 0
+        if k >= cap:
+            return math.inf, 0.0, k, 2
+        T[k] = far
+        in_T[far] = True
+        k += 1
+    return math.inf, 0.0, k, 1
 
 
 def certified_ball(P, gap_tol=1e-9, start=None):

@@ -28,7 +28,7 @@ import math
 import numpy as np
 
 from .._jit import jit
-from .ball import _circumcenter, farthest2, min_enclosing_ball, weighted_spread2
+from .ball import _circumcenter, ball_from_support, farthest2, min_enclosing_ball, weighted_spread2
 from .batch_tables import _candidates, _candidates1, _candidates_halves, basis_tables, half_sums, half_table_bytes
 
 __all__ = ["ADD", "FLAG_DONE", "FLAG_EMPTY", "FLAG_PROJECT", "FLAG_TOO_MANY", "FLAG_UNCERTIFIED",
@@ -129,19 +129,37 @@ def _ball(V, count, sig, start, gap, W, k0, maxit):
                 W[k] = topj[a]
                 k += 1
     keep = np.empty(W.size, dtype=np.int64)
+    # the support of the last round (or the warm patterns) starts the active sets of the next
+    known = k0
+    T = np.empty(W.size, dtype=np.int64)
+    cb = np.empty(d)
+    lam = np.empty(d + 2)
+    work = np.empty((d + 2, d + 2))
+    rhs = np.empty(d + 2)
+    sol = np.empty(d + 2)
     while True:
         P = np.empty((k, d))
         for a in range(k):
             for i in range(d):
                 P[a, i] = V[W[a], i]
-        c, rad, low, sup, ks, status = min_enclosing_ball(P, maxit, c)
+        status = 1
+        if known > 0:
+            for a in range(known):
+                T[a] = a
+            rad, low, ks, status = ball_from_support(P, known, 4 * (d + 2), cb, T, lam, work, rhs, sol)
+            if status == 0:
+                c = cb.copy()
+                sup = T[:ks]
         if status != 0:
-            return c, math.inf, low, k, False
+            c, rad, low, sup, ks, status = min_enclosing_ball(P, maxit, c)
+            if status != 0:
+                return c, math.inf, low, k, False
         for a in range(ks):
             keep[a] = W[sup[a]]
         for a in range(ks):
             W[a] = keep[a]
         k = ks
+        known = ks
         best = _farthest(V, count, c, sig, W, k, rad * rad * (1.0 + 1e-12), topj)
         radius = math.sqrt(best)
         if radius - low <= gap * (1.0 + radius):
