@@ -380,6 +380,45 @@ def test_alpha_one_test_with_pair_generators_agrees_with_the_primal_sdp(d, m, se
         assert below >= inside.size // 2 and 0 < ok.sum() < inside.size
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_alpha_one_proofs_never_undercut_the_barriers_certified_value(seed):
+    """A second route for the alpha = 1 test (coordinate and pair generators, no rank
+    gate): the barrier's certified eta (fast_path=False) bounds RCC1's optimum from above,
+    so wherever the test proves alpha = 1 optimal, eta(1) = R^2 <= the barrier's eta, to
+    the checks' own accuracy (_ORDER_CHECK, 1e-7 relative, plus 1e-9). Shapes d = 3..16,
+    rank 1..d/3: Gaussian, softmax-difference, integer and zero-column A, records with
+    coordinates at 0 or 1 (9 000 rows in 3 x 120 trials: 7 900 proved, no violation;
+    here 3 x 25 trials)."""
+    from chebcenter.methods.relax import alpha_one_certified
+
+    rng = np.random.default_rng(seed)
+    proved = 0
+    for trial in range(25):
+        d = int(rng.integers(3, 17))
+        m = int(rng.integers(1, max(2, d // 3 + 1)))
+        A = [rng.standard_normal((m, d)), np.diff(rng.standard_normal((m + 1, d)), axis=0),
+             rng.integers(-2, 3, (m, d)).astype(float), rng.standard_normal((m, d))][trial % 4]
+        if trial % 4 == 3:
+            A[:, rng.integers(0, d)] = 0.0
+        if np.linalg.matrix_rank(A) == 0:
+            continue
+        P = cc.BoxSlice(A)
+        X = rng.random((30, d))
+        X[:, :int(rng.integers(0, 3))] = rng.integers(0, 2, (30, 1))
+        B = X @ A.T
+        hs = P.centers(B, "half_star")
+        inside = np.flatnonzero(np.all((hs.centers >= 0) & (hs.centers <= 1), axis=1))
+        if inside.size == 0:
+            continue
+        ok = alpha_one_certified(P.null_projector, hs.centers[inside] * (1 - hs.centers[inside]))
+        barrier = P.centers(B[inside], "rcc1", fast_path=False)
+        for j in np.flatnonzero(ok & (barrier.status_codes == 0)):
+            R2 = hs.radii[inside[j]] ** 2
+            assert barrier.extras["eta"][j] >= R2 * (1 - 1e-7) - 1e-9, (trial, d, m, barrier.extras["eta"][j], R2)
+            proved += 1
+    assert proved >= 300
+
+
 def test_compiled_nnls_on_wide_generator_matrices_matches_scipy():
     """The NNLS kernel on the pair generators' matrix (d rows, d^2 columns: at most d
     passive columns, w updated from them) decides like scipy.optimize.nnls on every row,
