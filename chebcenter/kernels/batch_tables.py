@@ -130,6 +130,24 @@ def _place_basic(V, count, i, v, lo, hi, tol, pow3):
 
 
 @jit
+def _record(V, count, t, combs, vals, code, lo, hi, tol, pow3, sig, snap, inbox, route):
+    """Finish candidate ``count`` of basis ``t``, whose nonbasic coordinates are written and
+    give the pattern code ``code``: its basic coordinates ``vals`` placed by
+    :func:`_place_basic`, then its pattern ``sig``, ``snap``, ``inbox`` and ``route``."""
+    inside = True
+    snapped = False
+    for a in range(combs.shape[1]):
+        part, inside_a, snapped_a = _place_basic(V, count, combs[t, a], vals[a], lo, hi, tol, pow3)
+        code += part
+        inside = inside and inside_a
+        snapped = snapped or snapped_a
+    sig[count] = code
+    snap[count] = snapped
+    inbox[count] = inside
+    route[count] = t
+
+
+@jit
 def _candidates(beta, lo, hi, tol, combs, ok, binv, nonbasic, G, shift, neg, pos,
                 V, sig, inbox, snap, route, x0, cur, choice, pow3, reach_lo, reach_hi):
     """Every basic solution of the row ``beta`` into ``V`` (basic coordinates clipped into
@@ -157,8 +175,6 @@ def _candidates(beta, lo, hi, tol, combs, ok, binv, nonbasic, G, shift, neg, pos
                 if count >= cap:
                     return -1
                 code = np.int64(0)
-                fits = True
-                snapped = False
                 for jj in range(p):
                     i = nonbasic[t, jj]
                     if choice[jj] == 1:
@@ -166,15 +182,7 @@ def _candidates(beta, lo, hi, tol, combs, ok, binv, nonbasic, G, shift, neg, pos
                         code += pow3[i]
                     else:
                         V[count, i] = lo[i]
-                for a in range(r):
-                    part, inside, snapped_a = _place_basic(V, count, combs[t, a], cur[p, a], lo, hi, tol, pow3)
-                    code += part
-                    fits = fits and inside
-                    snapped = snapped or snapped_a
-                sig[count] = code
-                snap[count] = snapped
-                inbox[count] = fits
-                route[count] = t
+                _record(V, count, t, combs, cur[p], code, lo, hi, tol, pow3, sig, snap, inbox, route)
                 count += 1
                 L -= 1
                 continue
@@ -275,6 +283,7 @@ def _candidates_halves(beta, lo, hi, tol, combs, ok, binv, shift, S1, S2, key, P
     count = 0
     low_t = np.empty(r)
     high_t = np.empty(r)
+    vals = np.empty(r)
     for t in range(nb):
         if not ok[t]:
             continue
@@ -315,19 +324,9 @@ def _candidates_halves(beta, lo, hi, tol, combs, ok, binv, shift, S1, S2, key, P
                     return -1
                 for i in range(d):
                     V[count, i] = P1[t, m1, i] + P2[t, q, i]
-                code = C1[t, m1] + C2[t, q]
-                inside = True
-                snapped = False
                 for a in range(r):
-                    part, inside_a, snapped_a = _place_basic(V, count, combs[t, a], base[a] + S2[t, q, a],
-                                                             lo, hi, tol, pow3)
-                    code += part
-                    inside = inside and inside_a
-                    snapped = snapped or snapped_a
-                inbox[count] = inside
-                snap[count] = snapped
-                sig[count] = code
-                route[count] = t
+                    vals[a] = base[a] + S2[t, q, a]
+                _record(V, count, t, combs, vals, C1[t, m1] + C2[t, q], lo, hi, tol, pow3, sig, snap, inbox, route)
                 count += 1
                 q += 1
     return count

@@ -67,6 +67,19 @@ def test_passive_rows_are_read_by_id(tmp_path, fmt):
     assert passive_rows(path, np.array([5000]), ["x0"]).shape[0] == 0
 
 
+def _count_group_reads(monkeypatch):
+    """The indices of the row groups that Parquet reads from now on, in a list."""
+    reads = []
+    real = pq.ParquetFile.read_row_group
+
+    def counting(self, i, *args, **kwargs):
+        reads.append(i)
+        return real(self, i, *args, **kwargs)
+
+    monkeypatch.setattr(pq.ParquetFile, "read_row_group", counting)
+    return reads
+
+
 @pytest.mark.parametrize("aligned", [True, False])
 def test_passive_rows_of_aligned_logs_come_from_the_partitions_own_rows(tmp_path, monkeypatch, aligned):
     """Logs written side by side (same ids, same order) are joined from the partition's own row
@@ -77,14 +90,7 @@ def test_passive_rows_of_aligned_logs_come_from_the_partitions_own_rows(tmp_path
     pq.write_table(pa.table({"id": ids, "y0": ids * 1.0}), tmp_path / "pred.parquet", row_group_size=100)
     order = ids if aligned else rng.permutation(ids)
     pq.write_table(pa.table({"id": order, "x0": order * 0.25}), tmp_path / "pas.parquet", row_group_size=100)
-    reads = []
-    real = pq.ParquetFile.read_row_group
-
-    def counting(self, i, *args, **kwargs):
-        reads.append(i)
-        return real(self, i, *args, **kwargs)
-
-    monkeypatch.setattr(pq.ParquetFile, "read_row_group", counting)
+    reads = _count_group_reads(monkeypatch)
     parts = partitions(tmp_path / "pred.parquet", block_rows=40)
     part = parts[7]                       # row group 2, rows 80..99 of it (a cut block)
     df = read_part(part, ["id"])
@@ -109,14 +115,7 @@ def test_a_partition_knows_its_row_offset_in_a_log_of_several_files(tmp_path, mo
     pq.write_table(pa.table({"id": ids, "x0": ids * 0.5}), tmp_path / "pas.parquet", row_group_size=100)
     parts = partitions(tmp_path / "pred", block_rows=100)
     assert [p.start for p in parts] == list(range(0, 900, 100))
-    reads = []
-    real = pq.ParquetFile.read_row_group
-
-    def counting(self, i, *args, **kwargs):
-        reads.append(i)
-        return real(self, i, *args, **kwargs)
-
-    monkeypatch.setattr(pq.ParquetFile, "read_row_group", counting)
+    reads = _count_group_reads(monkeypatch)
     part = parts[7]                          # file 2, row group 1: rows 700..799 of the log
     df = read_part(part, ["id"])
     reads.clear()
