@@ -57,80 +57,92 @@ def _map_objects(values, fn):
     return out
 
 
-def _snap_to_points(L, U, tolerance):
-    """``L``, ``U`` with every finite interval of width at most ``2 tolerance(midpoint)`` (or
-    inverted by at most that) replaced by its midpoint, on copies."""
-    with np.errstate(invalid="ignore", over="ignore"):
-        finite = np.isfinite(L) & np.isfinite(U)
-        mid = np.where(finite, 0.5 * L + 0.5 * U, 0.0)
-        thin = finite & (np.abs(U - L) <= 2.0 * tolerance(mid)) & (L != U)
-    if not thin.any():
-        return L, U
-    L, U = L.copy(), U.copy()
-    L[thin] = U[thin] = mid[thin]
-    return L, U
-
-
 class BoundedBatches:
     """The bounded-error half of :class:`chebcenter.BoxSlice` (see the module docstring)."""
 
     def _split_bounds(self, L, U):
-        """The bounds with rounding-level intervals snapped to points, and the row classes:
-        ``(L, U, invalid, points, empty, sets)``. ``invalid``: a NaN; ``points``: every interval
-        a point (the equality case); ``empty``: some ``L_j > U_j``, ``L_j = +inf`` or
-        ``U_j = -inf``; ``sets``: the rest.
+        """The bounds in the methods' frame and the row classes:
+        ``(Lc, Uc, tau, invalid, points, empty, sets)``.
 
-        An interval no wider than twice the equality tolerance of its row (docs/theory.md §6.2,
-        ``tau_j = feas_tol (reach_j + |b_j|) + 32 eps d sum_i |a_ji|``), inverted ones
-        included, is its midpoint: the equality case would accept any point of it as meeting
-        ``a_j x = b_j``, and solving it as an interval only conditions the relaxations badly
-        (an interval 1e-12 wide left RCC1 INACCURATE on every row)."""
-        L, U = _snap_to_points(L, U, self._equality_tolerance)
+        ``Lc``, ``Uc`` are ``(L - A shift) / s`` (the frame of the core), with every interval no
+        wider than ``2 tau`` (inverted ones by at most that included) replaced by its
+        midpoint; ``tau`` is the core's one row tolerance (``_Core.bound_tol``, docs/theory.md
+        §6.2), computed in that frame, so the classes do not depend on the user's units or
+        offsets. ``invalid``: a NaN; ``points``: every interval a point (the equality case);
+        ``empty``: some interval inverted beyond ``2 tau``, ``L_j = +inf`` or ``U_j = -inf``;
+        ``sets``: the rest. Where every coordinate is fixed (no core) the frame is the user's,
+        ``tau`` is :meth:`_fixed_tol` and no interval is snapped.
+        An interval within ``2 tau`` of a point is that point: the equality case accepts any x
+        with ``|a_j^T x - b_j| <= tau_j``, and solving it as an interval only conditions the
+        relaxations badly (an interval 1e-12 wide left RCC1 INACCURATE on every row)."""
         invalid = np.any(np.isnan(L) | np.isnan(U), axis=1)
+        if self._core is None:
+            Lc, Uc = L.copy(), U.copy()
+            tau = self._fixed_tol(L, U)
+        else:
+            Lc, Uc = self._normalised_bounds(L, U)
+            tau = self._core.bound_tol(Lc, Uc, self._user_magnitude(L, U))
+            with np.errstate(invalid="ignore", over="ignore"):
+                finite = np.isfinite(Lc) & np.isfinite(Uc)
+                mid = np.where(finite, 0.5 * Lc + 0.5 * Uc, 0.0)
+                thin = finite & (np.abs(Uc - Lc) <= 2.0 * tau) & (Lc != Uc)
+            Lc[thin] = Uc[thin] = mid[thin]
         with np.errstate(invalid="ignore"):
-            points = ~invalid & np.all((L == U) & np.isfinite(L), axis=1)
-            empty = ~invalid & ~points & np.any((L > U) | (L == np.inf) | (U == -np.inf), axis=1)
-        return L, U, invalid, points, empty, ~(invalid | points | empty)
+            points = ~invalid & np.all((Lc == Uc) & np.isfinite(Lc), axis=1)
+            empty = ~invalid & ~points & np.any((Lc > Uc + 2.0 * tau) | (Lc == np.inf) | (Uc == -np.inf), axis=1)
+        return Lc, Uc, tau, invalid, points, empty, ~(invalid | points | empty)
 
-    def _equality_tolerance(self, b):
-        """``tau`` of each equation at right-hand side ``b`` (N, m): docs/theory.md §6.2."""
-        absA = np.abs(self.A)
-        reach = absA @ (self.hi - self.lo)
-        return self.feas_tol * (reach + np.abs(b)) + 32.0 * np.finfo(float).eps * self.d * absA.sum(axis=1)
+    def _user_magnitude(self, L, U):
+        """Per row and bound, ``(|b_j| + sum_i |a_ji| |shift_i|) / s``: the size, in the core's
+        frame, of what the normalisation ``(b - A shift) / s`` subtracts (its rounding)."""
+        with np.errstate(invalid="ignore"):
+            mag = np.maximum(np.where(np.isfinite(L), np.abs(L), 0.0), np.where(np.isfinite(U), np.abs(U), 0.0))
+        return (mag + self._abs_offset) / self.scale
+
+    def _to_user_rhs(self, Bc):
+        """Normalised right-hand sides back in the user's units (``A shift + s Bc``)."""
+        return self._offset + self.scale * Bc
 
     def _normalised_bounds(self, L, U):
         s = self.scale
-        return np.ascontiguousarray((L - self._offset) / s), np.ascontiguousarray((U - self._offset) / s)
+        with np.errstate(invalid="ignore"):
+            return np.ascontiguousarray((L - self._offset) / s), np.ascontiguousarray((U - self._offset) / s)
 
-    def _fixed_point_rows(self, L, U):
-        """Every coordinate fixed: the set is ``{lo}`` when ``L <= A lo <= U`` (to the tolerance)."""
+    def _fixed_tol(self, L, U):
+        """Every coordinate fixed: the rows' tolerance about ``A lo``, relative to the numbers
+        involved (``feas_tol (|b_j| + sum_i |a_ji| |lo_i|)``), with no absolute term: the set is
+        ``{lo}`` and has no width to measure a tolerance by."""
+        with np.errstate(invalid="ignore"):
+            mag = np.maximum(np.where(np.isfinite(L), np.abs(L), 0.0), np.where(np.isfinite(U), np.abs(U), 0.0))
+        return self.feas_tol * (mag + self._abs_offset) + 8.0 * np.finfo(float).eps * (mag + self._abs_offset)
+
+    def _fixed_point_rows(self, L, U, tau):
+        """Every coordinate fixed: the set is ``{lo}`` when ``L <= A lo <= U`` to the tolerance."""
         b = self.A @ self.lo
-        tol = self.feas_tol * (np.abs(self.A) @ np.abs(self.lo) + np.abs(b) + 1.0)
-        return np.all((L <= b + tol) & (U >= b - tol), axis=1)
+        return np.all((L <= b + tau) & (U >= b - tau), axis=1)
 
     def _run_bounds(self, L, U, spec, opts, on_inconsistent):
         t0 = time.perf_counter()
         N, d = L.shape[0], self.d
-        L, U, invalid, points, empty, sets = self._split_bounds(L, U)
+        Lc, Uc, tau, invalid, points, empty, sets = self._split_bounds(L, U)
         centers, radii = np.full((N, d), np.nan), np.full(N, np.nan)
         codes = np.full(N, Status.INVALID_INPUT, dtype=np.int8)
         codes[empty] = Status.INFEASIBLE
         parts = []
         if points.any():
-            eq = self._run(np.ascontiguousarray(L[points]), spec, opts, on_inconsistent)
+            eq = self._run(_point_rhs(L[points], U[points]), spec, opts, on_inconsistent)
             centers[points], radii[points], codes[points] = eq.centers, eq.radii, eq.status_codes
             parts.append((np.flatnonzero(points), dict(eq.extras)))
         rows = np.flatnonzero(sets)
         if rows.size and self._core is None:
-            inside = self._fixed_point_rows(L[rows], U[rows])
+            inside = self._fixed_point_rows(L[rows], U[rows], tau[rows])
             centers[rows[inside]], radii[rows[inside]] = self.lo, 0.0
             codes[rows] = np.where(inside, Status.OPTIMAL, Status.INFEASIBLE)
         elif rows.size:
-            Lc, Uc = self._normalised_bounds(L[rows], U[rows])
             o = opts
             if spec.to_frame is not None:
                 o = spec.to_frame(self, opts, rows, N)
-            Z, R, cz, ex = solve_intervals(self._core, Lc, Uc, spec.name, o)
+            Z, R, cz, ex = solve_intervals(self._core, Lc[rows], Uc[rows], tau[rows], spec.name, o)
             centers[rows], radii[rows], codes[rows] = self._to_original(Z), R * self.scale, cz
             mapped = {key: _to_user(self, spec, key, val) for key, val in ex.items()}
             parts.append((rows, mapped))
@@ -157,40 +169,46 @@ class BoundedBatches:
         L, U = as_interval_batch(b, noise, one[0], one[1], self.m)
         if L.shape[0] != 1:
             raise InvalidInputError(f"vertices takes one set; the bounds describe {L.shape[0]}")
-        L, U, invalid, points, empty, sets = self._split_bounds(L, U)
+        Lc, Uc, tau, invalid, points, empty, sets = self._split_bounds(L, U)
         if invalid[0]:
             raise InvalidInputError("lower, upper, b and noise must not be NaN")
         if points[0]:
-            return self.vertices(L[0], max_vertices)
+            return self.vertices(_point_rhs(L, U)[0], max_vertices)
         if empty[0]:
             return np.zeros((0, self.d))
         if self._core is None:
-            return self.lo[None, :].copy() if self._fixed_point_rows(L, U)[0] else np.zeros((0, self.d))
-        V = interval_vertices(self._core, *self._normalised_bounds(L, U), max_vertices)
+            return self.lo[None, :].copy() if self._fixed_point_rows(L, U, tau)[0] else np.zeros((0, self.d))
+        V = interval_vertices(self._core, Lc, Uc, tau, max_vertices)
         return None if V is None else self._to_original(V)
 
     def _ranges_bounds(self, L, U, on_inconsistent):
         t0 = time.perf_counter()
         N, d = L.shape[0], self.d
-        L, U, invalid, points, empty, sets = self._split_bounds(L, U)
+        Lc, Uc, tau, invalid, points, empty, sets = self._split_bounds(L, U)
         lower, upper = np.full((N, d), np.nan), np.full((N, d), np.nan)
         codes = np.full(N, Status.INVALID_INPUT, dtype=np.int8)
         codes[empty] = Status.INFEASIBLE
         if points.any():
-            eq = self.feature_ranges(np.ascontiguousarray(L[points]), on_inconsistent=on_inconsistent)
+            eq = self.feature_ranges(_point_rhs(L[points], U[points]), on_inconsistent=on_inconsistent)
             lower[points], upper[points], codes[points] = eq.lower, eq.upper, eq.status_codes
         rows = np.flatnonzero(sets)
         if rows.size and self._core is None:
-            inside = self._fixed_point_rows(L[rows], U[rows])
+            inside = self._fixed_point_rows(L[rows], U[rows], tau[rows])
             lower[rows[inside]] = upper[rows[inside]] = self.lo
             codes[rows] = np.where(inside, Status.OPTIMAL, Status.INFEASIBLE)
         elif rows.size:
-            lo_c, up_c, cz = interval_ranges(self._core, *self._normalised_bounds(L[rows], U[rows]))
+            lo_c, up_c, cz = interval_ranges(self._core, Lc[rows], Uc[rows], tau[rows])
             ok = cz <= Status.INACCURATE
             lo_x, up_x = self._to_original(lo_c), self._to_original(up_c)
             lo_x[~ok], up_x[~ok] = np.nan, np.nan
             lower[rows], upper[rows], codes[rows] = lo_x, up_x, cz
         return FeatureRanges(lower, upper, codes, time.perf_counter() - t0, self.lo.copy(), self.hi.copy())
+
+
+def _point_rhs(L, U):
+    """The right-hand sides of rows whose intervals are points or were snapped to points (the
+    midpoint, in the user's units)."""
+    return np.ascontiguousarray(np.where(L == U, L, 0.5 * L + 0.5 * U))
 
 
 def _to_user(sl, spec, key, val):

@@ -81,7 +81,7 @@ class _Core:
         """``A^+ b`` from the orthogonal factors (stable for any condition number)."""
         return self.Vr.T @ ((self.Ur.T @ b) / self.s_r) if self.rank else np.zeros(self.d)
 
-    def _project_outside(self, Q, candidates, inside):
+    def _project_outside(self, Q, candidates, inside, user=None):
         """Decide S_F != {} for the candidate rows whose half* point is outside the box.
 
         Rows with h in the box are feasible (h is the projection of the midpoint onto
@@ -107,7 +107,8 @@ class _Core:
         done = np.flatnonzero(state == projection.PROJECTED)
         if done.size:
             Bd = linalg.rows_times(Q[outside[done]], self.A)
-            off = np.any(np.abs(linalg.rows_times(X[done], self.A) - Bd) > self._row_tol(Bd), axis=1)
+            Ud = None if user is None else user[outside[done]]
+            off = np.any(np.abs(linalg.rows_times(X[done], self.A) - Bd) > self._row_tol(Bd, Ud), axis=1)
             if off.any():   # first projected again to near rounding (Newton converges fast), then judged
                 redo = done[off]
                 Xr = np.full((redo.size, self.d), np.nan)
@@ -116,13 +117,14 @@ class _Core:
                                      np.zeros(redo.size, dtype=np.int64), _PROJECT_MAXIT, 1e-3 * self._project_tol)
                 Br = Bd[off]
                 still = (sr != projection.PROJECTED) | np.any(
-                    np.abs(linalg.rows_times(np.nan_to_num(Xr), self.A) - Br) > self._row_tol(Br), axis=1)
+                    np.abs(linalg.rows_times(np.nan_to_num(Xr), self.A) - Br) > self._row_tol(Br, None if Ud is None else Ud[off]),
+                    axis=1)
                 X[redo] = Xr
                 state[redo[still]] = projection.UNDECIDED
         feasible[state == projection.PROJECTED] = True
         X[state != projection.PROJECTED] = np.nan
         for k in np.flatnonzero(state == projection.UNDECIDED):
-            feasible[k] = self._lp_feasible(self.A @ Q[outside[k]])
+            feasible[k] = self._lp_feasible(self.A @ Q[outside[k]], None if user is None else user[outside[k]])
         return outside, X, feasible
 
     def _lp_point(self, beta):
@@ -131,19 +133,35 @@ class _Core:
                       bounds=list(zip(self.lo - self.box_tol, self.hi + self.box_tol)), method="highs")
         return np.clip(res.x, self.lo, self.hi) if res.status == 0 else None
 
-    def _row_tol(self, B):
-        """Per row of ``B`` (right-hand sides) and equation i, the residual ``|a_i^T x - b_i|``
-        allowed a point of S_F: ``feas_tol (sum_j |a_ij| (hi_j - lo_j) + |b_i|)``, relative to
-        what the equation reaches over the box, plus the rounding of ``a_i^T x`` for a computed
-        x: the methods compute on the normalised box ``[-w, w]`` with ``max w = 1``, where a
-        coordinate carries an absolute error of a few eps whatever its own width, so the
-        rounding term is ``32 eps d sum_j |a_ij|``."""
+    def _row_tol(self, B, user=None):
+        """:meth:`bound_tol` of equations ``A x = B`` (rows of right-hand sides)."""
+        return self.bound_tol(B, B, user)
+
+    def bound_tol(self, L, U, user=None):
+        """The tolerance tau of every row of ``L <= A x <= U`` (shape (N, m), this frame),
+        docs/theory.md §6.2; the one tau of equations and intervals alike.
+
+        ``tau_j = feas_tol (sum_i |a_ji| (hi_i - lo_i) + |b_j|) + 32 eps d sum_i |a_ji| + 8 eps user_j``:
+        relative to what the row reaches over the box (so an equation on a narrow coordinate
+        is held at that coordinate's scale), plus the rounding of ``a_j^T x`` for a computed
+        x (the box is ``[-w, w]`` with ``max w = 1``, so a coordinate carries an absolute error
+        of a few eps whatever its width), plus the rounding of the bounds' own normalisation:
+        ``user_j`` is ``(|b_j| + sum_i |a_ji| |shift_i|) / s`` in the caller's units (an offset
+        of 1e8 leaves each normalised bound uncertain by about 1e8 eps / s, and nothing finer
+        can be decided). ``|b_j|`` is the larger finite bound, at most the row's reach: a bound
+        beyond the reach says nothing more. Every term is in this frame, so tau does not
+        depend on the user's units or offsets."""
         absA = np.abs(self.A)
         reach = absA @ (self.hi - self.lo)
-        rounding = 32.0 * _EPS * self.d * absA.sum(axis=1)
-        return self.feas_tol * (reach + np.abs(B)) + rounding
+        with np.errstate(invalid="ignore"):
+            mag = np.maximum(np.where(np.isfinite(L), np.abs(L), 0.0), np.where(np.isfinite(U), np.abs(U), 0.0))
+        mag = np.minimum(mag, 0.5 * reach)
+        tau = self.feas_tol * (reach + mag) + 32.0 * _EPS * self.d * absA.sum(axis=1)
+        if user is not None:
+            tau = tau + 8.0 * _EPS * user
+        return tau
 
-    def _lp_feasible(self, b):
+    def _lp_feasible(self, b, user=None):
         """Is S_F nonempty at the tolerances of docs/theory.md §6.2? (HiGHS LP)
 
         ``|a_i^T x - b_i| <= tau_i`` for every equation, with ``tau_i = feas_tol (sum_j
@@ -154,16 +172,16 @@ class _Core:
         (1e-10, against its default 1e-7, which is larger than a coordinate 1e-8 as wide
         as the box: a value pinned five widths outside such a coordinate was taken as
         feasible by every method)."""
-        res = linprog(np.zeros(self.d), **self.tolerance_lp(b))
+        res = linprog(np.zeros(self.d), **self.tolerance_lp(b, user))
         return res.status == 0
 
-    def tolerance_lp(self, b):
+    def tolerance_lp(self, b, user=None):
         """The constraints of S_F at its tolerances, as ``linprog`` keyword arguments (HiGHS):
         ``|a_i^T x - b_i| <= tau_i`` (:meth:`_row_tol`) with each row divided by its reach
         ``sum_j |a_ij| (hi_j - lo_j) + |b_i|``, the box widened by ``coord_tol``, HiGHS at its
         tightest feasibility tolerances. Every point of S_F satisfies them."""
         reach = np.maximum(np.abs(self.A) @ (self.hi - self.lo) + np.abs(b), 1e-300)
-        tau = self._row_tol(b[None, :])[0]
+        tau = self._row_tol(b[None, :], None if user is None else user[None, :])[0]
         G = self.A / reach[:, None]
         return {"A_ub": np.vstack([G, -G]), "b_ub": np.concatenate([(b + tau) / reach, -(b - tau) / reach]),
                 "bounds": list(zip(self.lo - self.coord_tol, self.hi + self.coord_tol)), "method": "highs",

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .core import _PROJECT_MAXIT, CLIP_TOL, MEMBERSHIP_TOL
+from .core import _EPS, _PROJECT_MAXIT, CLIP_TOL, MEMBERSHIP_TOL
 from .kernels import closed_forms, linalg, projection
 from .methods import Context
 from .results import Status
@@ -22,17 +22,21 @@ from .results import Status
 __all__ = ["check_contract", "move_into_slice", "scatter", "solve"]
 
 
-def solve(core, B, extra_scale, spec, opts, on_inconsistent):
+def solve(core, B, user, spec, opts, on_inconsistent):
     """Centers of the normalised rows ``B`` (all finite); returns
-    ``(centers, radii, codes, extras)`` in these coordinates."""
+    ``(centers, radii, codes, extras)`` in these coordinates. ``user`` (N, m) is the size of
+    what the normalisation subtracted from each equation (``_Core.bound_tol``), or None."""
     N, d = B.shape[0], core.d
     Q, H = np.empty((N, d)), np.empty((N, d))
     residual, violation = np.empty(N), np.empty(N)
     closed_forms.prepare_rows(B, core.Ur, core.s_r, core.Vr, core.p_mid, core.lo, core.hi,
                          Q, H, residual, violation)
     codes = np.zeros(N, dtype=np.int8)
-    scale = np.linalg.norm(B, axis=1) + core.sigma_max * np.sqrt(core.half_diag_sq) + extra_scale
-    consistent = residual <= core.feas_tol * np.maximum(scale, 1e-300)
+    # b's distance from Col(A), relative to b and to what A reaches over the box, plus the
+    # rounding of the normalisation (b - A shift) / s: all in this frame (docs/theory.md §6.2)
+    scale = np.linalg.norm(B, axis=1) + core.sigma_max * np.sqrt(core.half_diag_sq)
+    rounding = 0.0 if user is None else 8.0 * _EPS * np.linalg.norm(user, axis=1)
+    consistent = residual <= core.feas_tol * np.maximum(scale, 1e-300) + rounding
     if on_inconsistent == "status":
         codes[~consistent] = Status.INFEASIBLE
     elif core.rank and not consistent.all():  # the nearest consistent right-hand sides
@@ -41,7 +45,7 @@ def solve(core, B, extra_scale, spec, opts, on_inconsistent):
     if inside.any():   # and within each coordinate's own tolerance (a narrow one gets no wider slack)
         Hi = H[inside]
         inside[inside] = np.all((Hi >= core.lo - core.coord_tol) & (Hi <= core.hi + core.coord_tol), axis=1)
-    outside, proj_out, feasible_out = core._project_outside(Q, codes == Status.OPTIMAL, inside)
+    outside, proj_out, feasible_out = core._project_outside(Q, codes == Status.OPTIMAL, inside, user)
     codes[outside[~feasible_out]] = Status.INFEASIBLE
     rows = np.flatnonzero(codes == Status.OPTIMAL)
     every = rows.size == N

@@ -50,7 +50,7 @@ _MU_MIN = 1e-9
 INTERVAL_METHODS = ("half", "ls", "half_star", "cls", "rcc1", "rcc2", "exact", "auto", "project")
 
 
-def solve_intervals(core, Lc, Uc, name, opts):
+def solve_intervals(core, Lc, Uc, tau, name, opts):
     """Centers, radii, statuses and extras (the core's frame) of ``{x in box : Lc <= A x <= Uc}``
     for every row (finite or infinite bounds, ``Lc <= Uc``), by the estimator ``name``."""
     N, d = Lc.shape[0], core.d
@@ -68,9 +68,9 @@ def solve_intervals(core, Lc, Uc, name, opts):
         extras["method"] = np.full(N, None, dtype=object)
     if name in ("cls", "rcc1", "rcc2", "exact", "auto", "project"):
         extras.update(clipped=np.zeros(N), moved=np.zeros(N))
-    Lp, Up, empty, eq = clamp(core, Lc, Uc)
+    Lp, Up, empty, eq = clamp(core, Lc, Uc, tau)
     check[empty] = "an interval misses what its row reaches over the box"
-    for rows, grp in groups(core, Lp, Up, eq, empty):
+    for rows, grp in groups(core, Lp, Up, tau, eq, empty):
         k = np.flatnonzero(grp.consistent)
         Y0 = grp.feasible_points(k) if k.size else np.zeros((0, grp.K))
         ok = np.all(np.isfinite(Y0), axis=1)
@@ -388,8 +388,7 @@ def _hold_to_set(core, grp, k, Y0, X, R, codes, check, rows, extras):
     viol[:] = np.maximum(viol, 0.0)
     if grp.AE.shape[0]:
         res = np.abs(rows_times(X, grp.AE) - grp.bE[k])
-        scale = core.feas_tol * (np.abs(grp.AE) @ (core.hi - core.lo) + np.abs(grp.bE[k])) + 32 * _EPS * core.d
-        viol = np.maximum(viol, np.max(res - scale, axis=1, initial=0.0))
+        viol = np.maximum(viol, np.max(res - grp.tauE[k], axis=1, initial=0.0))
     off = np.flatnonzero(good & (viol > CLIP_TOL) & (codes <= Status.INACCURATE))
     if off.size:
         Yp, _, _ = grp.project(k[off], np.ascontiguousarray(X[off]), Y0[off])

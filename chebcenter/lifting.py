@@ -47,7 +47,7 @@ _QP_MAXIT = 2000
 class LiftedGroup:
     """The rows of a batch with one equality pattern, lifted (module docstring)."""
 
-    def __init__(self, core, rows, eq, Lp, Up, vacuous=None):
+    def __init__(self, core, rows, eq, Lp, Up, tau, vacuous=None):
         A, d = core.A, core.d
         self.rows, self.d = rows, d
         n = rows.size
@@ -56,6 +56,7 @@ class LiftedGroup:
         norms = np.linalg.norm(AI, axis=1)
         self.AI = AI / norms[:, None]
         Li, Ui = Lp[:, interval] / norms, Up[:, interval] / norms
+        tau_i = tau[:, interval] / norms
         self.consistent = np.ones(n, dtype=bool)
         if eq.any():
             UE, s, Vt = np.linalg.svd(AE, full_matrices=True)
@@ -63,14 +64,13 @@ class LiftedGroup:
             self.N = np.ascontiguousarray(Vt[r:].T)
             bE = Lp[:, eq]
             q = rows_times(rows_times(bE, UE[:, :r].T) / s[:r], Vt[:r].T) if r else np.zeros((n, d))
-            resid = np.linalg.norm(rows_times(q, AE) - bE, axis=1)
-            scale = np.linalg.norm(bE, axis=1) + (s[0] if s.size else 0.0) * math.sqrt(core.half_diag_sq)
-            self.consistent = resid <= core.feas_tol * np.maximum(scale, 1e-300)
-            self.AE, self.bE = AE, bE
+            # each equation within its own tau (the one tolerance, core.bound_tol)
+            self.consistent = np.all(np.abs(rows_times(q, AE) - bE) <= tau[:, eq], axis=1)
+            self.AE, self.bE, self.tauE = AE, bE, tau[:, eq]
         else:
             self.N = np.eye(d)
             q = np.zeros((n, d))
-            self.AE, self.bE = np.zeros((0, d)), np.zeros((n, 0))
+            self.AE, self.bE, self.tauE = np.zeros((0, d)), np.zeros((n, 0)), np.zeros((n, 0))
         self.p = self.N.shape[1]
         W = np.vstack([self.N, self.AI @ self.N])
         # a lifted row that is constant on the slice (rounding-level row of W) carries no constraint
@@ -83,8 +83,9 @@ class LiftedGroup:
         self.Lo = np.ascontiguousarray(np.hstack([np.broadcast_to(core.lo, (n, d)), Li]))
         self.Hi = np.ascontiguousarray(np.hstack([np.broadcast_to(core.hi, (n, d)), Ui]))
         self.Beta = rows_times(self.Qt, self.V)
-        width = self.Hi - self.Lo
-        self.tol = np.minimum(core.box_tol, np.maximum(core.feas_tol * width, 64.0 * _EPS * self.K))
+        # the box coordinates at their own tolerance (core.coord_tol), the interval rows at
+        # their tau (unit rows: tau / ||a_j||)
+        self.tol = np.ascontiguousarray(np.hstack([np.broadcast_to(core.coord_tol, (n, d)), tau_i]))
         self.metric = np.zeros(self.K)
         self.metric[:d] = 1.0
 
@@ -96,6 +97,9 @@ class LiftedGroup:
 
     def feasible_points(self, k):
         """A point of the lifted slice for each row ``k`` (NaN rows: S is empty)."""
+        if self.p == 0:   # one point: the equalities' solution, in the box (to the tolerance) or not
+            inside = np.all((self.Qt[k] >= self.Lo[k] - self.tol[k]) & (self.Qt[k] <= self.Hi[k] + self.tol[k]), axis=1)
+            return np.where(inside[:, None], np.clip(self.Qt[k], self.Lo[k], self.Hi[k]), np.nan)
         C = 0.5 * (self.Lo[k] + self.Hi[k])
         Y = np.full((k.size, self.K), np.nan)
         state = np.zeros(k.size, dtype=np.int64)
@@ -105,20 +109,22 @@ class LiftedGroup:
         Y[state == EMPTY] = np.nan
         for j in np.flatnonzero((state != PROJECTED) & (state != EMPTY)):
             Y[j] = self._lp_point(k[j])
-        if self.p == 0:   # one point: the equalities' solution, in the box or not
-            inside = np.all((self.Qt[k] >= self.Lo[k] - self.tol[k]) & (self.Qt[k] <= self.Hi[k] + self.tol[k]), axis=1)
-            Y = np.where(inside[:, None], np.clip(self.Qt[k], self.Lo[k], self.Hi[k]), np.nan)
         return Y
 
     def _lp_point(self, j):
-        """HiGHS on ``Lo - tol <= Qt + W u <= Hi + tol`` (the undecided rows), or NaN."""
-        res = linprog(np.zeros(self.p), A_ub=np.vstack([self.W, -self.W]),
-                      b_ub=np.concatenate([self.Hi[j] + self.tol[j] - self.Qt[j], self.Qt[j] - self.Lo[j] + self.tol[j]]),
-                      bounds=[(None, None)] * self.p, method="highs",
-                      options={"primal_feasibility_tolerance": 1e-10})
-        if res.status != 0:
-            return np.full(self.K, np.nan)
-        return np.clip(self.Qt[j] + self.W @ res.x, self.Lo[j], self.Hi[j])
+        """HiGHS on ``Lo <= Qt + W u <= Hi`` (the rows the projection left undecided), or, when
+        that is infeasible, on the bounds widened by the tolerances (a set that is nonempty only
+        at its tolerance), or NaN. The exact bounds first: the point starts the QPs, which keep
+        whatever it misses of the slice."""
+        for widen in (0.0, 1.0):
+            res = linprog(np.zeros(self.p), A_ub=np.vstack([self.W, -self.W]),
+                          b_ub=np.concatenate([self.Hi[j] + widen * self.tol[j] - self.Qt[j],
+                                               self.Qt[j] - self.Lo[j] + widen * self.tol[j]]),
+                          bounds=[(None, None)] * self.p, method="highs",
+                          options={"primal_feasibility_tolerance": 1e-10})
+            if res.status == 0:
+                return np.clip(self.Qt[j] + self.W @ res.x, self.Lo[j], self.Hi[j])
+        return np.full(self.K, np.nan)
 
     def project(self, k, anchors, start, metric=None):
         """``argmin (x - a)^T P (x - a)`` over S for rows ``k`` (lifted), from feasible ``start``."""
@@ -146,17 +152,19 @@ def corner_radius(core, X):
     return np.sqrt(np.sum(np.maximum(X - core.lo, core.hi - X) ** 2, axis=1))
 
 
-def clamp(core, Lc, Uc):
+def clamp(core, Lc, Uc, tau):
     """The intervals clamped to what ``a_j^T x`` reaches over the box; rows that miss it
-    (beyond the tolerance) are flagged empty. Returns ``(L', U', empty, equality mask)``."""
+    by more than their tolerance ``tau`` (core.bound_tol) are flagged empty, and an interval
+    that the clamping leaves no wider than ``2 tau`` (a bound at a box corner's value, or a
+    gap within the tolerance) is its midpoint: an equation. Returns
+    ``(L', U', empty, equality mask)``."""
     reach = np.abs(core.A) @ core.hi
-    rounding = 32.0 * _EPS * core.d * np.abs(core.A).sum(axis=1)
-    size = np.where(np.isfinite(Lc), np.abs(Lc), 0.0) + np.where(np.isfinite(Uc), np.abs(Uc), 0.0)
-    tol = core.feas_tol * (2.0 * reach + size) + rounding
     Lp, Up = np.maximum(Lc, -reach), np.minimum(Uc, reach)
-    empty = np.any(Lp > Up + tol, axis=1)
-    Up = np.maximum(Up, Lp)     # a gap within the tolerance closes to a point
-    return Lp, Up, empty, Up <= Lp
+    empty = np.any(Lp > Up + 2.0 * tau, axis=1)
+    thin = ~(Up - Lp > 2.0 * tau)
+    mid = 0.5 * (Lp + Up)
+    Lp, Up = np.where(thin, mid, Lp), np.where(thin, mid, Up)
+    return Lp, Up, empty, thin
 
 
 def vertices_of(core, grp, kk, capacity, max_candidates=None):
@@ -185,13 +193,14 @@ def vertices_of(core, grp, kk, capacity, max_candidates=None):
     return np.ascontiguousarray(distinct_rows(Vt[:count], grid)[:, : core.d])
 
 
-def interval_ranges(core, Lc, Uc):
-    """``(lower, upper, codes)``: the feature ranges of ``{x in box : Lc <= A x <= Uc}`` per row."""
+def interval_ranges(core, Lc, Uc, tau):
+    """``(lower, upper, codes)``: the feature ranges of ``{x in box : Lc <= A x <= Uc}`` per row
+    (``tau``: the rows' tolerances, core.bound_tol)."""
     N, d = Lc.shape[0], core.d
     lower, upper = np.full((N, d), np.nan), np.full((N, d), np.nan)
     codes = np.full(N, Status.INFEASIBLE, dtype=np.int8)
-    Lp, Up, empty, eq = clamp(core, Lc, Uc)
-    for rows, grp in groups(core, Lp, Up, eq, empty):
+    Lp, Up, empty, eq = clamp(core, Lc, Uc, tau)
+    for rows, grp in groups(core, Lp, Up, tau, eq, empty):
         k = np.flatnonzero(grp.consistent)
         if k.size == 0:
             continue
@@ -231,13 +240,13 @@ def _group_ranges(grp, k):
     return lo_, up_, status
 
 
-def interval_vertices(core, Lc, Uc, capacity):
+def interval_vertices(core, Lc, Uc, tau, capacity):
     """The vertices (x, the core's frame) of ``{x in box : Lc <= A x <= Uc}`` for one row
     (``Lc``, ``Uc`` of shape (1, m)): an empty array for an empty set, None past ``capacity``."""
-    Lp, Up, empty, eq = clamp(core, Lc, Uc)
+    Lp, Up, empty, eq = clamp(core, Lc, Uc, tau)
     if empty[0]:
         return np.zeros((0, core.d))
-    grp = LiftedGroup(core, np.zeros(1, dtype=np.int64), eq[0], Lp, Up, vacuous=vacuous_rows(core, Lp, Up, eq)[0])
+    grp = LiftedGroup(core, np.zeros(1, dtype=np.int64), eq[0], Lp, Up, tau, vacuous=vacuous_rows(core, Lp, Up, eq)[0])
     k = np.flatnonzero(grp.consistent)
     Y0 = grp.feasible_points(k) if k.size else np.zeros((0, grp.K))
     if k.size == 0 or not np.all(np.isfinite(Y0)):
@@ -262,7 +271,7 @@ def vacuous_rows(core, Lp, Up, eq):
     return vac
 
 
-def groups(core, Lp, Up, eq, empty):
+def groups(core, Lp, Up, tau, eq, empty):
     """The non-empty rows of a batch grouped by their pattern of equality and vacuous rows
     (:func:`vacuous_rows`, left out of the lifting), each lifted: yields ``(rows, LiftedGroup)``."""
     live = np.flatnonzero(~empty)
@@ -271,4 +280,4 @@ def groups(core, Lp, Up, eq, empty):
     patterns, inverse = np.unique(code[live], axis=0, return_inverse=True)
     for g in range(patterns.shape[0]):
         rows = live[inverse.ravel() == g]
-        yield rows, LiftedGroup(core, rows, patterns[g] == 1, Lp[rows], Up[rows], vacuous=patterns[g] == 2)
+        yield rows, LiftedGroup(core, rows, patterns[g] == 1, Lp[rows], Up[rows], tau[rows], vacuous=patterns[g] == 2)

@@ -128,6 +128,8 @@ class BoxSlice(BoundedBatches):
         self._shift = np.where(self.fixed, lo_a, self.mid)
         self._offset = A @ self._shift if m else np.zeros(0)
         self._offset_norm = float(np.linalg.norm(self._offset))
+        #: per equation, sum_i |a_ji| |shift_i|: the size of what the normalisation subtracts
+        self._abs_offset = np.abs(A) @ np.abs(self._shift) if m else np.zeros(0)
         self._core = None
         if self._free.size:
             w = half[self._free] / self.scale
@@ -419,8 +421,8 @@ class BoxSlice(BoundedBatches):
             return centers, np.where(inside, 0.0, np.nan), codes, {"rhs_residual": res}
         core, s = self._core, self.scale
         Bc = np.ascontiguousarray((B - self._offset) / s)
-        extra = (np.linalg.norm(B, axis=1) + self._offset_norm) / s
-        Z, radii, codes, extras = solve(core, Bc, extra, spec, opts, on_inconsistent)
+        user = (np.abs(B) + self._abs_offset) / s
+        Z, radii, codes, extras = solve(core, Bc, user, spec, opts, on_inconsistent)
         centers = self._to_original(Z)
         radii = radii * s
         mapped = {key: _to_user(self, spec, key, val) for key, val in extras.items()}

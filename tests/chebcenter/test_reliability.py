@@ -227,7 +227,7 @@ def test_contract_violation_is_downgraded_and_moved_into_the_slice():
     opts = dict(spec.options)
     from chebcenter.dispatch import solve
 
-    centers, radii, codes, extras = solve(P._core, Bc, np.zeros(2), spec, opts, "status")
+    centers, radii, codes, extras = solve(P._core, Bc, None, spec, opts, "status")
     assert np.all(codes == cc.Status.INACCURATE)
     assert all("moved into S_F" in s for s in extras["check"])
     X = P._to_original(centers)
