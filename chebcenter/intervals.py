@@ -79,6 +79,8 @@ def solve_intervals(core, Lc, Uc, tau, name, opts):
             continue
         codes[rows[k]] = Status.OPTIMAL
         C, R, st, ex = _METHODS[name](core, grp, k, Y0, Lp[rows[k]], Up[rows[k]], opts)
+        if "check" in ex:   # the method's own findings, before the contract check adds its own
+            check[rows[k]] = ex.pop("check")
         if name not in ("half", "ls", "half_star"):
             C, R, st = _hold_to_set(core, grp, k, Y0, C, R, st, check, rows, extras)
         at = rows[k]
@@ -109,33 +111,52 @@ def _ls(core, grp, k, Y0, L, U, opts):
     return X, corner_radius(core, X), np.full(k.size, Status.OPTIMAL, dtype=np.int8), {}
 
 
+#: why an unconverged projection's row is INACCURATE, and what its radius is then
+_NO_QP = "the projection onto S did not converge: the radius is the farthest box corner's distance"
+
+
 def _rcc2_core(core, grp, k, Y0):
+    """The projection of the box midpoint onto S and RCC2's radius about it. The radius
+    ``sqrt(R^2 - ||x||^2)`` bounds S only at the projection itself (its variational
+    inequality); where the QP did not converge the row gets the farthest box corner's distance
+    instead, which bounds every subset of the box about any point."""
     Y, ok, _ = grp.project(k, np.zeros((k.size, core.d)), Y0)
     X = grp.x_of(Y)
     R = np.sqrt(np.maximum(core.half_diag_sq - np.sum(X * X, axis=1), 0.0))
+    R = np.where(ok, R, corner_radius(core, X))
     return X, R, ok
 
 
 def _rcc2(core, grp, k, Y0, L, U, opts):
     X, R, ok = _rcc2_core(core, grp, k, Y0)
-    return X, R, np.where(ok, Status.OPTIMAL, Status.INACCURATE).astype(np.int8), {}
+    return X, R, np.where(ok, Status.OPTIMAL, Status.INACCURATE).astype(np.int8), _reasons(~ok, _NO_QP)
+
+
+def _reasons(where, text):
+    """``{"check": ...}`` naming ``text`` on the rows ``where`` (none when no row)."""
+    if not where.any():
+        return {}
+    check = np.full(where.size, None, dtype=object)
+    check[where] = text
+    return {"check": check}
 
 
 def _near(core, grp, k, Y0, anchors, metric):
     """The projection of ``anchors`` onto S (in ``metric``), with the radius bound
-    ``min(corner, r_rcc2 + ||c - c_rcc2||)`` (the triangle inequality from rcc2's ball)."""
+    ``min(corner, r_rcc2 + ||c - c_rcc2||)`` (the triangle inequality from rcc2's ball; the
+    corner alone where rcc2's projection did not converge). Returns ``(X, R, codes, ok)``."""
     X2, R2, ok2 = _rcc2_core(core, grp, k, Y0)
     Y, ok, _ = grp.project(k, anchors, Y0, metric)
     X = grp.x_of(Y)
     R = np.minimum(corner_radius(core, X), R2 + np.linalg.norm(X - X2, axis=1))
-    return X, R, np.where(ok & ok2, Status.OPTIMAL, Status.INACCURATE).astype(np.int8)
+    return X, R, np.where(ok & ok2, Status.OPTIMAL, Status.INACCURATE).astype(np.int8), ok & ok2
 
 
 def _project(core, grp, k, Y0, L, U, opts):
     a = opts["anchor"]
     anchors = np.broadcast_to(a[0], (k.size, core.d)) if opts.get("shared", True) else a[grp.rows[k]]
-    X, R, st = _near(core, grp, k, Y0, np.ascontiguousarray(anchors), opts["metric"])
-    return X, R, st, {}
+    X, R, st, ok = _near(core, grp, k, Y0, np.ascontiguousarray(anchors), opts["metric"])
+    return X, R, st, _reasons(~ok, "a projection onto S did not converge")
 
 
 def _cls(core, grp, k, Y0, L, U, opts):
@@ -152,9 +173,12 @@ def _cls(core, grp, k, Y0, L, U, opts):
         bvls_rows(A, B[redo], core.lo, core.hi, 1e-12, Xr, itr, sr, True)
         X[redo], its[redo], status[redo] = Xr, itr, sr
     X = np.where(np.isfinite(X), np.clip(X, core.lo, core.hi), 0.0)
-    C, R, st = _near(core, grp, k, Y0, np.ascontiguousarray(X), None)
+    C, R, st, ok = _near(core, grp, k, Y0, np.ascontiguousarray(X), None)
     st[status <= 0] = Status.INACCURATE
-    return C, R, st, {}
+    out = _reasons(~ok | (status <= 0), "the box least-squares solver did not converge")
+    if out:
+        out["check"][~ok] = "a projection onto S did not converge"
+    return C, R, st, out
 
 
 def _dual_data(grp, k, Y0):
@@ -188,15 +212,19 @@ def _rcc1(core, grp, k, Y0, L, U, opts):
         X[fast], Eta[fast] = X2[fast], R2[fast] ** 2
         route[fast] = "rcc2's point, proved RCC1-optimal (a primal point of the relaxation with its value)"
     rest = np.flatnonzero(~fast)
+    check = np.full(n, None, dtype=object)
     if rest.size:
-        X[rest], Eta[rest], codes[rest] = _rcc1_dual(core, grp, k[rest], Y0[rest], opts)
+        X[rest], Eta[rest], codes[rest], check[rest] = _rcc1_dual(core, grp, k[rest], Y0[rest], opts)
     # RCC1 is the tighter relaxation (docs/theory.md §8.5); where the computed value is above
     # RCC2's (the barrier's gap and the rounding allowance, on sets where the two meet), the
     # row gets RCC2's answer: in S, a bound on S, and below the value it had
     worse = ~fast & ok2 & np.isfinite(Eta) & (Eta > R2 * R2)
     route[worse] = "rcc2's point: its value is below the computed rcc1 value"
     X[worse], Eta[worse] = X2[worse], R2[worse] ** 2
-    return X, np.sqrt(np.maximum(Eta, 0.0)), codes, {"eta": Eta, "route": route}
+    out = {"eta": Eta, "route": route}
+    if any(c is not None for c in check):
+        out["check"] = check
+    return X, np.sqrt(np.maximum(Eta, 0.0)), codes, out
 
 
 def _rcc2_is_rcc1(core, grp, k, X2):
@@ -256,6 +284,9 @@ def _rcc1_dual(core, grp, k, Y0, opts):
     Td = np.ascontiguousarray((Q - Lo + delta) * (Q - Hi - delta))
     Xl, Eta, good = _certify(W, Q, C, Td, Alpha)
     codes = np.where((state == CONVERGED) & good, Status.OPTIMAL, Status.INACCURATE).astype(np.int8)
+    check = np.full(n, None, dtype=object)
+    check[state != CONVERGED] = "the rcc1 dual solver did not converge (its weights are certified as they are)"
+    check[(state == CONVERGED) & ~good] = "the rcc1 certificate at the solver's weights is not optimal"
     bad = np.flatnonzero(~np.isfinite(Eta))
     if bad.size:   # weights 1 on the box rows, 0 on the intervals: M = N^T N = I, always certified
         Ab = np.zeros((bad.size, grp.K))
@@ -263,7 +294,8 @@ def _rcc1_dual(core, grp, k, Y0, opts):
         Xb, Eb, _ = _certify(W, Q[bad], C[bad], Td[bad], Ab)
         Xl[bad], Eta[bad] = Xb, Eb
         codes[bad] = Status.INACCURATE
-    return grp.x_of(Xl), Eta, codes
+        check[bad] = "no certificate at the solver's weights: the box's own (weights 1 on the box rows)"
+    return grp.x_of(Xl), Eta, codes, check
 
 
 def _cvxpy_weights(solver, W, C, T, Alpha, state):
@@ -321,9 +353,16 @@ def _exact(core, grp, k, Y0, L, U, opts, capacity=None):
             X[j], R[j], low[j], nv[j] = c, radius, min(lower, radius), P.shape[0]
             if status != 0 and radius - lower > 1e-9 * (1.0 + radius):
                 codes[j] = Status.INACCURATE
+                check[j] = "the enclosing ball's walk stopped short: radius and radius_lower bracket the optimum"
 
+    check = np.full(n, None, dtype=object)
     row_blocks(n, 1, block)
-    return X, R, codes, {"radius_lower": low, "n_vertices": nv}
+    for j in np.flatnonzero((codes == Status.INACCURATE) & (check == None)):  # noqa: E711  (object array)
+        check[j] = "the branch and bound stopped short of its gap: radius and radius_lower bracket the optimum"
+    out = {"radius_lower": low, "n_vertices": nv}
+    if any(c is not None for c in check):
+        out["check"] = check
+    return X, R, codes, out
 
 
 #: the lifted coordinate of the interval row is shrunk to a half-width of _SHRINK times
@@ -368,10 +407,15 @@ def _auto(core, grp, k, Y0, L, U, opts):
     method = np.full(k.size, "exact", dtype=object)
     big = np.flatnonzero(codes == Status.TOO_LARGE)
     if big.size:
-        Xr, Rr, cr, _ = _rcc1(core, grp, k[big], Y0[big], L[big], U[big], opts)
+        Xr, Rr, cr, exr = _rcc1(core, grp, k[big], Y0[big], L[big], U[big], opts)
         X[big], R[big], codes[big] = Xr, Rr, cr
         method[big] = "rcc1"
-    return X, R, codes, {"radius_lower": ex["radius_lower"], "method": method}
+        if "check" in exr:
+            ex.setdefault("check", np.full(k.size, None, dtype=object))[big] = exr["check"]
+    out = {"radius_lower": ex["radius_lower"], "method": method}
+    if "check" in ex:
+        out["check"] = ex["check"]
+    return X, R, codes, out
 
 
 _METHODS = {"half": _half, "ls": _ls, "half_star": _half_star, "cls": _cls, "rcc1": _rcc1, "rcc2": _rcc2,
@@ -397,7 +441,8 @@ def _hold_to_set(core, grp, k, Y0, X, R, codes, check, rows, extras):
         X[off], R[off] = Xp, R[off] + moved
         codes[off] = np.where(codes[off] == Status.OPTIMAL, Status.INACCURATE, codes[off])
         extras["moved"][rows[k[off]]] = moved
-        check[rows[k[off]]] = "the center was outside the set (moved into it)"
+        check[rows[k[off]]] = [(f"{c}; " if c else "") + "the center was outside the set (moved into it)"
+                               for c in check[rows[k[off]]]]
     Xc = np.clip(X, core.lo, core.hi)
     extras["clipped"][rows[k]] = np.max(np.abs(np.where(good[:, None], Xc - X, 0.0)), axis=1, initial=0.0)
     return Xc, R, codes

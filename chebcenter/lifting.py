@@ -20,8 +20,6 @@ because N is orthonormal. Rows of a batch with the same equality pattern share W
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from scipy.optimize import linprog
 

@@ -260,6 +260,10 @@ def _not_above_rcc2(ctx, centers, etas, codes, route):
         return
     P = ctx.projection()[ok]
     prob = ctx.problem
+    for j in np.flatnonzero(np.isnan(P[:, 0])):   # the compiled projection did not converge: rcc2's own QP
+        x, st = _qp_projection(prob, ctx.Q[ok[j]])
+        if x is not None and st == Status.OPTIMAL:
+            P[j] = x
     dev = P - prob.mid
     eta2 = np.maximum(prob.half_diag_sq - np.einsum("ij,ij->i", dev, dev), 0.0)
     worse = np.isfinite(eta2) & np.all(np.isfinite(P), axis=1) & (etas[ok] > eta2)
@@ -426,6 +430,17 @@ def _certify(prob, Q, Alpha, delta):
     return X, Eta, ok
 
 
+def _qp_projection(prob, q):
+    """The projection of the box midpoint onto S_F (the slice through ``q``) by Clarabel's QP,
+    clipped to the box: ``(x, status)``, or ``(None, status)`` when the solver failed."""
+    qp = _SOLVERS.get(prob, "rcc2", lambda: ProjectionQP("clarabel", prob.Vr, prob.lo, prob.hi, prob.mid))
+    x, status = qp.solve(prob.Vr @ q)
+    st = status_of(status)
+    if x is None or st > Status.INACCURATE:
+        return None, st
+    return np.clip(x, prob.lo, prob.hi), st
+
+
 def rcc2(ctx: Context) -> MethodOutput:
     """Projection of the box midpoint onto S_F (compiled dual Newton; cvxpy on request)."""
     prob = ctx.problem
@@ -434,18 +449,26 @@ def rcc2(ctx: Context) -> MethodOutput:
     codes = np.full(n, Status.OPTIMAL, dtype=np.int8)
     todo = np.arange(n) if ctx.options["solver"] == "cvxpy" else np.flatnonzero(np.isnan(centers[:, 0]))
     for k in todo:
-        qp = _SOLVERS.get(prob, "rcc2", lambda: ProjectionQP("clarabel", prob.Vr, prob.lo, prob.hi, prob.mid))
-        x, status = qp.solve(prob.Vr @ ctx.Q[k])
-        st = status_of(status)
-        if x is None or st > Status.INACCURATE:  # S_F was found nonempty: anything else is the solver's
+        x, st = _qp_projection(prob, ctx.Q[k])
+        if x is None:  # S_F was found nonempty: anything else is the solver's
             codes[k] = Status.SOLVER_ERROR
             centers[k] = np.nan
             continue
-        centers[k] = np.clip(x, prob.lo, prob.hi)
+        centers[k] = x
         codes[k] = st
     dev = centers - prob.mid
     radii = np.sqrt(np.maximum(prob.half_diag_sq - np.einsum("ij,ij->i", dev, dev), 0.0))
-    return MethodOutput(centers, radii, codes)
+    # RCC2's radius bounds S_F only about the projection itself; a solver's inexact point gets
+    # the farthest box corner's distance, which bounds every subset of the box
+    loose = np.flatnonzero(codes == Status.INACCURATE)
+    extras = {}
+    if loose.size:
+        C = centers[loose]
+        radii[loose] = np.sqrt(np.sum(np.maximum(C - prob.lo, prob.hi - C) ** 2, axis=1))
+        check = np.full(n, None, dtype=object)
+        check[loose] = "the QP solver stopped short of the projection: the radius is the farthest box corner's distance"
+        extras["check"] = check
+    return MethodOutput(centers, radii, codes, extras)
 
 
 RCC1 = MethodSpec(

@@ -105,3 +105,42 @@ def half_diameter(V):
         for j in range(i + 1, len(V)):
             best = max(best, sum((a - b) ** 2 for a, b in zip(V[i], V[j])))
     return 0.5 * float(best) ** 0.5
+
+
+def exact_interval_vertices(A, L, U, lo, hi):
+    """Distinct vertices of the bounded-error set ``{x : lo <= x <= hi, L <= A x <= U}`` in
+    exact rational arithmetic (object array of Fractions, shape (n, d); (0, d) when the set is
+    empty). Infinite bounds are absent faces; the data must be exactly representable (floats
+    are converted exactly). Every choice of d faces among the 2 d box faces and the finite
+    interval faces ``a_j^T x = L_j`` / ``U_j`` with a nonsingular system is solved exactly and
+    kept when it meets every constraint exactly: no tolerance anywhere."""
+    A = np.atleast_2d(np.asarray(A, dtype=float))
+    d = A.shape[1]
+    Af = [[Fraction(float(x)) for x in row] for row in A]
+    lo = [Fraction(float(x)) for x in lo]
+    hi = [Fraction(float(x)) for x in hi]
+    Lf = [None if not np.isfinite(v) else Fraction(float(v)) for v in np.atleast_1d(L)]
+    Uf = [None if not np.isfinite(v) else Fraction(float(v)) for v in np.atleast_1d(U)]
+    unit = [[Fraction(int(i == j)) for j in range(d)] for i in range(d)]
+    faces = [(unit[i], lo[i]) for i in range(d)] + [(unit[i], hi[i]) for i in range(d)]
+    for j, row in enumerate(Af):
+        faces += [(row, v) for v in (Lf[j], Uf[j]) if v is not None]
+
+    def inside(x):
+        if not all(lo[i] <= x[i] <= hi[i] for i in range(d)):
+            return False
+        for j, row in enumerate(Af):
+            ax = sum(a * v for a, v in zip(row, x))
+            if (Lf[j] is not None and ax < Lf[j]) or (Uf[j] is not None and ax > Uf[j]):
+                return False
+        return True
+
+    found = set()
+    for choice in itertools.combinations(range(len(faces)), d):
+        z = _solve([faces[c][0][:] for c in choice], [faces[c][1] for c in choice])
+        if z is not None and tuple(z) not in found and inside(z):
+            found.add(tuple(z))
+    out = np.empty((len(found), d), dtype=object)
+    for k, v in enumerate(sorted(found)):
+        out[k] = v
+    return out
