@@ -64,9 +64,10 @@ class BoundedBatches:
         """The bounds in the methods' frame and the row classes:
         ``(Lc, Uc, tau, invalid, points, empty, sets)``.
 
-        ``Lc``, ``Uc`` are ``(L - A shift) / s`` (the frame of the core), with every interval no
-        wider than ``2 tau`` (inverted ones by at most that included) replaced by its
-        midpoint; ``tau`` is the core's one row tolerance (``_Core.bound_tol``, docs/theory.md
+        ``Lc``, ``Uc`` are ``(L - A shift) / s`` (the frame of the core), clamped to what each
+        row reaches over the box, with every interval then no wider than ``2 tau`` (inverted
+        ones by at most that included) replaced by its midpoint (so a row bounded at its
+        maximum over the box is the equation of that face); ``tau`` is the core's one row tolerance (``_Core.bound_tol``, docs/theory.md
         §6.2), computed in that frame, so the classes do not depend on the user's units or
         offsets. ``invalid``: a NaN; ``points``: every interval a point (the equality case);
         ``empty``: some interval inverted beyond ``2 tau``, ``L_j = +inf`` or ``U_j = -inf``;
@@ -82,7 +83,12 @@ class BoundedBatches:
         else:
             Lc, Uc = self._normalised_bounds(L, U)
             tau = self._core.bound_tol(Lc, Uc, self._user_magnitude(L, U))
+            # each interval clamped to what its row reaches over the box (the same set), then
+            # snapped to its midpoint where no wider than 2 tau
+            reach = np.abs(self._core.A) @ self._core.hi
+            given = np.all(L == U, axis=1)[:, None]      # the user's equations: the equality case as given
             with np.errstate(invalid="ignore", over="ignore"):
+                Lc, Uc = np.where(given, Lc, np.maximum(Lc, -reach)), np.where(given, Uc, np.minimum(Uc, reach))
                 finite = np.isfinite(Lc) & np.isfinite(Uc)
                 mid = np.where(finite, 0.5 * Lc + 0.5 * Uc, 0.0)
                 thin = finite & (np.abs(Uc - Lc) <= 2.0 * tau) & (Lc != Uc)
@@ -99,9 +105,13 @@ class BoundedBatches:
             mag = np.maximum(np.where(np.isfinite(L), np.abs(L), 0.0), np.where(np.isfinite(U), np.abs(U), 0.0))
         return (mag + self._abs_offset) / self.scale
 
-    def _to_user_rhs(self, Bc):
-        """Normalised right-hand sides back in the user's units (``A shift + s Bc``)."""
-        return self._offset + self.scale * Bc
+    def _point_rhs(self, L, U, Bc):
+        """The right-hand sides of rows whose intervals are points: the user's own where
+        ``L == U``, else the snapped point ``Bc`` (this frame) in the user's units,
+        ``A shift + s Bc`` (every coordinate fixed: ``Bc`` is already the user's)."""
+        if self._core is None:
+            return np.ascontiguousarray(Bc)
+        return np.ascontiguousarray(np.where(L == U, L, self._offset + self.scale * Bc))
 
     def _normalised_bounds(self, L, U):
         s = self.scale
@@ -109,12 +119,14 @@ class BoundedBatches:
             return np.ascontiguousarray((L - self._offset) / s), np.ascontiguousarray((U - self._offset) / s)
 
     def _fixed_tol(self, L, U):
-        """Every coordinate fixed: the rows' tolerance about ``A lo``, relative to the numbers
-        involved (``feas_tol (|b_j| + sum_i |a_ji| |lo_i|)``), with no absolute term: the set is
-        ``{lo}`` and has no width to measure a tolerance by."""
+        """Every coordinate fixed: the rows' tolerance about ``A lo``. The set is ``{lo}`` and
+        has no width to measure feas_tol against, so tau is the rounding of ``A lo`` alone,
+        ``8 eps d (|b_j| + sum_i |a_ji| |lo_i|)``: relative to the numbers involved, with no
+        absolute term (at an offset of 4e8 a relative feas_tol let a point 0.06 outside an
+        interval into it)."""
         with np.errstate(invalid="ignore"):
             mag = np.maximum(np.where(np.isfinite(L), np.abs(L), 0.0), np.where(np.isfinite(U), np.abs(U), 0.0))
-        return self.feas_tol * (mag + self._abs_offset) + 8.0 * np.finfo(float).eps * (mag + self._abs_offset)
+        return 8.0 * np.finfo(float).eps * self.d * (mag + self._abs_offset)
 
     def _fixed_point_rows(self, L, U, tau):
         """Every coordinate fixed: the set is ``{lo}`` when ``L <= A lo <= U`` to the tolerance."""
@@ -130,7 +142,7 @@ class BoundedBatches:
         codes[empty] = Status.INFEASIBLE
         parts = []
         if points.any():
-            eq = self._run(_point_rhs(L[points], U[points]), spec, opts, on_inconsistent)
+            eq = self._run(self._point_rhs(L[points], U[points], Lc[points]), spec, opts, on_inconsistent)
             centers[points], radii[points], codes[points] = eq.centers, eq.radii, eq.status_codes
             parts.append((np.flatnonzero(points), dict(eq.extras)))
         rows = np.flatnonzero(sets)
@@ -173,7 +185,7 @@ class BoundedBatches:
         if invalid[0]:
             raise InvalidInputError("lower, upper, b and noise must not be NaN")
         if points[0]:
-            return self.vertices(_point_rhs(L, U)[0], max_vertices)
+            return self.vertices(self._point_rhs(L, U, Lc)[0], max_vertices)
         if empty[0]:
             return np.zeros((0, self.d))
         if self._core is None:
@@ -189,7 +201,7 @@ class BoundedBatches:
         codes = np.full(N, Status.INVALID_INPUT, dtype=np.int8)
         codes[empty] = Status.INFEASIBLE
         if points.any():
-            eq = self.feature_ranges(_point_rhs(L[points], U[points]), on_inconsistent=on_inconsistent)
+            eq = self.feature_ranges(self._point_rhs(L[points], U[points], Lc[points]), on_inconsistent=on_inconsistent)
             lower[points], upper[points], codes[points] = eq.lower, eq.upper, eq.status_codes
         rows = np.flatnonzero(sets)
         if rows.size and self._core is None:
@@ -203,12 +215,6 @@ class BoundedBatches:
             lo_x[~ok], up_x[~ok] = np.nan, np.nan
             lower[rows], upper[rows], codes[rows] = lo_x, up_x, cz
         return FeatureRanges(lower, upper, codes, time.perf_counter() - t0, self.lo.copy(), self.hi.copy())
-
-
-def _point_rhs(L, U):
-    """The right-hand sides of rows whose intervals are points or were snapped to points (the
-    midpoint, in the user's units)."""
-    return np.ascontiguousarray(np.where(L == U, L, 0.5 * L + 0.5 * U))
 
 
 def _to_user(sl, spec, key, val):

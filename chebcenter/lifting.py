@@ -229,8 +229,11 @@ def _group_ranges(grp, k):
     """The lifted ranges of the rows ``k`` of one group (only the first d columns are x's)."""
     lo_, up_ = np.full((k.size, grp.K), np.nan), np.full((k.size, grp.K), np.nan)
     status = np.zeros(k.size, dtype=np.int64)
-    if grp.p == 0:
-        point = np.clip(grp.Qt[k], grp.Lo[k], grp.Hi[k])
+    if grp.p == 0:   # one point: the equalities' solution, when it meets the bounds (to the tolerance)
+        Qt, Lo, Hi, tol = grp.Qt[k], grp.Lo[k], grp.Hi[k], grp.tol[k]
+        inside = np.all((Qt >= Lo - tol) & (Qt <= Hi + tol), axis=1)
+        point = np.clip(Qt, Lo, Hi)
+        status[~inside] = RANGES_EMPTY
         return point, point.copy(), status
     V, Beta, Lo, Hi = grp.V, grp.Beta[k], grp.Lo[k], grp.Hi[k]
     row_blocks(k.size, 1, lambda a, b: lifted.range_boxes(V, Beta[a:b], Lo[a:b], Hi[a:b], lo_[a:b], up_[a:b],

@@ -411,9 +411,10 @@ class BoxSlice(BoundedBatches):
     def _solve_normalised(self, B, spec, opts, on_inconsistent):
         """Normalise the finite rows B, solve on the core, map the answers back."""
         if self._core is None:  # every coordinate fixed: S_F is {lo} or empty
+            # {lo} has no width to hold feas_tol against: each equation to the rounding of A lo
+            # (the tolerance of the bounded-error rows, BoxSlice._fixed_tol)
             res = np.linalg.norm(B - self._offset, axis=1)
-            scale = np.linalg.norm(B, axis=1) + self._offset_norm
-            inside = res <= self.feas_tol * np.maximum(scale, 1e-300)
+            inside = np.all(np.abs(B - self._offset) <= self._fixed_tol(B, B), axis=1)
             if on_inconsistent == "project":
                 inside[:] = True
             centers = np.where(inside[:, None], self.lo, np.nan)

@@ -282,3 +282,50 @@ def test_the_offset_example_that_snapped_an_interval_to_a_point():
         assert r.status == Status.OPTIMAL
         assert r.radius >= farthest(V, r.center) - 1e-7, method
     assert abs(cc.BoxSlice(A, lo, hi).center(method="exact", lower=L, upper=U).radius - ref) <= 1e-6
+
+
+def test_ranges_of_equations_that_pin_x_outside_the_box_are_infeasible():
+    """Two equations fix x at a point above the box (y = 1.75 > 1.4375) beside an interval
+    row: every center method said INFEASIBLE while the feature ranges said OPTIMAL with the
+    point clipped into the box, 0.27 off the first equation."""
+    A = np.array([[.625, -.875], [-.25, -.875], [-.625, .25]])
+    lo, hi = np.array([-.8125, .25]), np.array([.125, 1.4375])
+    L = np.array([-1.622802734375, -0.6488616943359374, 0.530615234375])
+    U = np.array([-1.622802734375, -0.5792205810546874, 0.530615234375])
+    assert len(exact_interval_vertices(A, L, U, lo, hi)) == 0
+    fr = cc.BoxSlice(A, lo, hi).feature_ranges(lower=L[None], upper=U[None])
+    assert fr.status_codes[0] == Status.INFEASIBLE
+
+
+def test_a_row_bounded_at_its_maximum_over_the_box_is_that_face():
+    """``a^T x >= max_box a^T x`` with a far upper bound: the set is the face where the
+    maximum is attained, with x1 and x5 (zero coefficients) free over their whole sides. The
+    ranges said x1 in [-0.3125, -0.3125]: the lifting of a row whose every interval is a point
+    after clamping."""
+    A = np.array([[0, -.125, -.875, .875, 0]])
+    lo = np.array([-.3125, -.375, .1875, -.6875, -.5625])
+    hi = np.array([1.0625, .1875, 2.125, .5625, .875])
+    L, U = np.array([.375]), np.array([1.447265625])
+    V = exact_interval_vertices(A, L, U, lo, hi).astype(float)
+    fr = cc.BoxSlice(A, lo, hi).feature_ranges(lower=L[None], upper=U[None])
+    assert fr.status_codes[0] == Status.OPTIMAL
+    assert np.allclose(fr.lower[0], V.min(axis=0), atol=1e-12) and np.allclose(fr.upper[0], V.max(axis=0), atol=1e-12)
+
+
+def test_every_coordinate_fixed_at_a_large_offset_keeps_its_gap():
+    """Every coordinate fixed at about 4e8: the point misses the second interval by 0.0625,
+    which a tolerance relative to the coordinates' size (1e-9 x 5.6e8) let in; the set is
+    empty, and every method and the ranges say so. The same point inside both intervals is
+    OPTIMAL with radius 0."""
+    A = np.array([[-1, .625, -.875, -.125], [.625, -1, -.125, .125]])
+    x = np.array([396883233.24902344, 10746668.552246094, 197082444.32226562, -20519911.17578125])
+    L = np.array([-560048715.4138794, 210105057.8536377])
+    U = np.array([-560048715.1326294, 210105057.9161377])
+    assert len(exact_interval_vertices(A, L, U, x, x)) == 0
+    sl = cc.BoxSlice(A, x, x)
+    inside = np.vstack([A @ x - 0.25, A @ x + 0.25])     # dyadic: A @ x is exact here
+    for method in METHODS:
+        res = sl.centers(method=method, lower=np.vstack([L, inside[0]]), upper=np.vstack([U, inside[1]]))
+        assert res.status_codes[0] == Status.INFEASIBLE, method
+        assert res.status_codes[1] == Status.OPTIMAL and res.radii[1] == 0.0, method
+    assert sl.feature_ranges(lower=L[None], upper=U[None]).status_codes[0] == Status.INFEASIBLE
