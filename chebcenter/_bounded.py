@@ -133,10 +133,13 @@ class BoundedBatches:
         b = self.A @ self.lo
         return np.all((L <= b + tau) & (U >= b - tau), axis=1)
 
-    def _run_bounds(self, L, U, spec, opts, on_inconsistent):
+    def _run_bounds(self, L, U, spec, opts, on_inconsistent, given=None):
         t0 = time.perf_counter()
         N, d = L.shape[0], self.d
         Lc, Uc, tau, invalid, points, empty, sets = self._split_bounds(L, U)
+        refused = spec.refused_on_intervals(given or {}) if sets.any() else None
+        if refused:
+            raise InvalidInputError(refused)
         centers, radii = np.full((N, d), np.nan), np.full(N, np.nan)
         codes = np.full(N, Status.INVALID_INPUT, dtype=np.int8)
         codes[empty] = Status.INFEASIBLE

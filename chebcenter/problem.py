@@ -276,7 +276,7 @@ class BoxSlice(BoundedBatches):
         opts = check_options(spec, options)
         bounds = as_interval_batch(B, noise, lower, upper, self.m)
         if bounds is not None:
-            return self._run_bounds(*bounds, spec, opts, on_inconsistent)
+            return self._run_bounds(*bounds, spec, opts, on_inconsistent, given=options)
         if B is None:
             raise InvalidInputError("B is required: the right-hand sides (or lower=/upper=, or noise= with B)")
         B = as_batch_rhs("B", B, self.m, allow_nonfinite=True)

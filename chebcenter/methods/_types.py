@@ -139,6 +139,21 @@ class MethodSpec:
     to_frame: Callable[..., Any] | None = None
     #: the method's own per-row extras (the dispatcher's are added by :meth:`all_extras`)
     extras: tuple[Extra, ...] = ()
+    #: options the bounded-error rows (an interval wider than a point) honour only at some
+    #: values: option -> the values honoured there. A call that gives another value
+    #: explicitly, on a batch with such rows, is refused with an error naming the option
+    #: (:meth:`refused_on_intervals`) rather than silently ignored
+    interval_values: Mapping[str, tuple] = field(default_factory=dict)
+
+    def refused_on_intervals(self, given: Mapping[str, Any]) -> str | None:
+        """The message refusing the explicitly ``given`` options that interval rows do not
+        honour, or None."""
+        bad = [f"{k}={given[k]!r}" for k, ok in self.interval_values.items() if k in given and given[k] not in ok]
+        if not bad:
+            return None
+        honoured = "; ".join(f"{k} in {list(ok)}" for k, ok in self.interval_values.items())
+        return (f"method {self.name!r}: {', '.join(bad)} is not available on bounded-error rows (lower < upper); "
+                f"there: {honoured}")
 
     def all_extras(self, options: Mapping[str, Any] | None = None) -> tuple[Extra, ...]:
         """Every extra a call may return: the dispatcher's, then the method's; with

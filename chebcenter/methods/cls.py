@@ -79,4 +79,5 @@ def _output(ctx, centers, codes, iters):
 CLS = MethodSpec("cls", cls, lies_in="S_F", certifies="R + ||x - h|| (<= 2R)",
                  options={"solver": "numba"},
                  validators={"solver": lambda name, v: check_choice(name, v, ("numba", "scipy"))},
+                 interval_values={"solver": ("numba",)},
                  extras=(Extra("iterations", "count", "i8", "the box least-squares solver's iterations"),))

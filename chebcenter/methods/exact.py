@@ -430,6 +430,7 @@ EXACT = MethodSpec(
                 "return_vertices": as_bool, "return_support": as_bool,
                 "algorithm": lambda name, v: check_choice(name, v, ("auto", "enumerate", "bnb")),
                 "gap_tol": as_positive_float, "max_nodes": as_positive_int},
+    interval_values={"return_vertices": (False,), "return_support": (False,)},
     extras=(
         Extra("radius_lower", "length", "f8", "a lower bound on the minimax radius of S_F (the certificate)"),
         Extra("support", "points", "O", "the vertices the enclosing ball touches", when="return_support"),

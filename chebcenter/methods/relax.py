@@ -488,4 +488,5 @@ RCC2 = MethodSpec(
     certifies="sqrt(sum((hi-lo)^2)/4 - ||x - m||^2): the RCC2 relaxation value",
     options={"solver": "numba"},
     validators={"solver": lambda name, v: check_choice(name, v, ("numba", "cvxpy"))},
+    interval_values={"solver": ("numba",)},
 )

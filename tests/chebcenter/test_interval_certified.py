@@ -329,3 +329,21 @@ def test_every_coordinate_fixed_at_a_large_offset_keeps_its_gap():
         assert res.status_codes[0] == Status.INFEASIBLE, method
         assert res.status_codes[1] == Status.OPTIMAL and res.radii[1] == 0.0, method
     assert sl.feature_ranges(lower=L[None], upper=U[None]).status_codes[0] == Status.INFEASIBLE
+
+
+@pytest.mark.parametrize("method, option", [("rcc2", {"solver": "cvxpy"}), ("cls", {"solver": "scipy"}),
+                                            ("exact", {"return_vertices": True}), ("exact", {"return_support": True})])
+def test_an_option_interval_rows_ignore_is_refused_by_name(method, option):
+    """rcc2's cvxpy route and exact's vertices were accepted on interval rows and then
+    ignored; now the call says so, naming the option. The equality rows of the same call
+    shape still take it, and the honoured value passes on intervals."""
+    sl = cc.BoxSlice([[1.0, 1.0]])
+    name = next(iter(option))
+    with pytest.raises(cc.InvalidInputError, match=name):
+        sl.centers(method=method, lower=[[0.5]], upper=[[1.0]], **option)
+    assert sl.centers(method=method, lower=[[0.5]], upper=[[0.5]], **option).status_codes[0] == Status.OPTIMAL
+    honoured = {name: REFUSAL_OK[name]}
+    assert sl.centers(method=method, lower=[[0.5]], upper=[[1.0]], **honoured).status_codes[0] == Status.OPTIMAL
+
+
+REFUSAL_OK = {"solver": "numba", "return_vertices": False, "return_support": False}
