@@ -347,3 +347,27 @@ def test_an_option_interval_rows_ignore_is_refused_by_name(method, option):
 
 
 REFUSAL_OK = {"solver": "numba", "return_vertices": False, "return_support": False}
+
+
+#: families whose sets have no degenerate face: every answered row must be OPTIMAL there
+_REGULAR = ("plain", "offset1e5", "offset1e8", "scale-40", "scale40", "fixed", "duplicated", "one_sided", "vacuous")
+
+
+def test_a_budget_of_inaccurate_rows_per_family():
+    """The contract test above accepts an INACCURATE row that keeps its bound and names its
+    reason; this one counts them, so a route that gives up more often fails here. On the
+    families without a degenerate face (not thin, near-parallel, corner or pinned) every
+    answered row of every method is OPTIMAL; over all families at most 2 % of the answered
+    rows may be INACCURATE (7 of 1 620 at this writing: rcc1 on corner faces and thin rows,
+    cls on near-parallel rows)."""
+    answered = inaccurate = 0
+    for name in FAMILIES:
+        for method in METHODS:
+            for A, lo, hi, L, U, _ in family(name):
+                codes = cc.BoxSlice(A, lo, hi).centers(method=method, lower=L, upper=U).status_codes
+                n_inacc = int(np.sum(codes == Status.INACCURATE))
+                if name in _REGULAR:
+                    assert n_inacc == 0, (name, method, codes)
+                answered += int(np.sum(codes <= Status.INACCURATE))
+                inaccurate += n_inacc
+    assert inaccurate <= 0.02 * answered, (inaccurate, answered)
