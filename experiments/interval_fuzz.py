@@ -96,6 +96,7 @@ and status counts, the most severe failures, and (--json) up to 5 examples per
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import json
 import math
@@ -512,20 +513,38 @@ def _groups(rng, N):
     return max(1, N // 4), 4
 
 
-def fam_plain(rng, N):
-    G, n = _groups(rng, N)
-    return [_plain_group(rng, n) for _ in range(G)]
+def _family(make):
+    """Turn a per-group generator make(rng, n) into a family generator fam(rng, N)."""
+    @functools.wraps(make)
+    def fam(rng, N):
+        G, n = _groups(rng, N)
+        return [make(rng, n) for _ in range(G)]
+    return fam
+
+
+def _plain_family(note):
+    """Decorator: a family of plain groups (noted `note`), each then edited in place by edit(rng, g)."""
+    def deco(edit):
+        @functools.wraps(edit)
+        def make(rng, n):
+            g = _plain_group(rng, n, note=note)
+            edit(rng, g)
+            return g
+        return _family(make)
+    return deco
+
+
+@_family
+def fam_plain(rng, n):
+    return _plain_group(rng, n)
 
 
 def _fam_offset(F):
-    def f(rng, N):
-        G, n = _groups(rng, N)
-        out = []
-        for _ in range(G):
-            g = _plain_group(rng, n)
-            t = np.round(F * rng.uniform(-1, 1, len(g.lo)))      # integers: the map is exact
-            out.append(transform(g, 1.0, t, f"offset {F:g}"))
-        return out
+    @_family
+    def f(rng, n):
+        g = _plain_group(rng, n)
+        t = np.round(F * rng.uniform(-1, 1, len(g.lo)))      # integers: the map is exact
+        return transform(g, 1.0, t, f"offset {F:g}")
     return f
 
 
@@ -539,200 +558,151 @@ def _fam_scale(s):
     return f
 
 
-def fam_thin(rng, N):
-    G, n = _groups(rng, N)
-    out = []
-    for _ in range(G):
-        g = _plain_group(rng, n, note="thin")
-        rmin, rmax = _reach(g.A, g.lo, g.hi)
-        ax = g.xs @ g.A.T
-        w = (rmax - rmin)[None, :] * 10.0 ** rng.uniform(-12, -6, g.L.shape)
-        g.L, g.U = ax - w / 2, ax + w / 2
-        out.append(g)
-    return out
+@_plain_family("thin")
+def fam_thin(rng, g):
+    rmin, rmax = _reach(g.A, g.lo, g.hi)
+    ax = g.xs @ g.A.T
+    w = (rmax - rmin)[None, :] * 10.0 ** rng.uniform(-12, -6, g.L.shape)
+    g.L, g.U = ax - w / 2, ax + w / 2
 
 
-def fam_fixed_some(rng, N):
-    G, n = _groups(rng, N)
-    out = []
-    for _ in range(G):
-        d, m = _dims(rng)
-        lo, hi = _box(rng, d)
-        k = int(rng.integers(1, d))
-        idx = rng.choice(d, k, replace=False)
-        v = _point(rng, lo, hi)
-        lo[idx] = hi[idx] = v[idx]
-        out.append(_plain_group(rng, n, d, m, lo=lo, hi=hi, note=f"fixed {sorted(idx.tolist())}"))
-    return out
+@_family
+def fam_fixed_some(rng, n):
+    d, m = _dims(rng)
+    lo, hi = _box(rng, d)
+    k = int(rng.integers(1, d))
+    idx = rng.choice(d, k, replace=False)
+    v = _point(rng, lo, hi)
+    lo[idx] = hi[idx] = v[idx]
+    return _plain_group(rng, n, d, m, lo=lo, hi=hi, note=f"fixed {sorted(idx.tolist())}")
 
 
-def fam_fixed_all(rng, N):
-    G, n = _groups(rng, N)
-    out = []
-    for _ in range(G):
-        d, m = _dims(rng)
-        A = _A(rng, m, d)
-        lo, hi = _box(rng, d)
-        x = _point(rng, lo, hi)
-        ax = A @ x
-        L = np.repeat(ax[None], n, 0) - rng.integers(0, 9, (n, m)) / 64
-        U = np.repeat(ax[None], n, 0) + rng.integers(0, 9, (n, m)) / 64
-        for i in range(n):
-            if i % 3 == 2:                  # miss the point: empty
-                j = int(rng.integers(m))
-                L[i, j], U[i, j] = ax[j] + 1 / 32, ax[j] + 1 / 16
-        out.append(Group(A, x.copy(), x.copy(), L, U, np.repeat(x[None], n, 0), "all fixed"))
-    return out
+@_family
+def fam_fixed_all(rng, n):
+    d, m = _dims(rng)
+    A = _A(rng, m, d)
+    lo, hi = _box(rng, d)
+    x = _point(rng, lo, hi)
+    ax = A @ x
+    L = np.repeat(ax[None], n, 0) - rng.integers(0, 9, (n, m)) / 64
+    U = np.repeat(ax[None], n, 0) + rng.integers(0, 9, (n, m)) / 64
+    for i in range(n):
+        if i % 3 == 2:                  # miss the point: empty
+            j = int(rng.integers(m))
+            L[i, j], U[i, j] = ax[j] + 1 / 32, ax[j] + 1 / 16
+    return Group(A, x.copy(), x.copy(), L, U, np.repeat(x[None], n, 0), "all fixed")
 
 
-def fam_duplicate(rng, N):
-    G, n = _groups(rng, N)
-    out = []
-    for _ in range(G):
-        d, m = _dims(rng)
-        m = max(m, 2)
-        A = _A(rng, m, d)
-        A[1] = A[0] if rng.random() < 0.5 else -A[0]
-        g = _plain_group(rng, n, d, m, A=A, note="duplicate rows")
-        if rng.random() < 0.5:              # identical intervals too (up to the sign)
-            s = 1 if np.array_equal(A[1], A[0]) else -1
-            g.L[:, 1], g.U[:, 1] = (g.L[:, 0], g.U[:, 0]) if s == 1 else (-g.U[:, 0], -g.L[:, 0])
-        out.append(g)
-    return out
+@_family
+def fam_duplicate(rng, n):
+    d, m = _dims(rng)
+    m = max(m, 2)
+    A = _A(rng, m, d)
+    A[1] = A[0] if rng.random() < 0.5 else -A[0]
+    g = _plain_group(rng, n, d, m, A=A, note="duplicate rows")
+    if rng.random() < 0.5:              # identical intervals too (up to the sign)
+        s = 1 if np.array_equal(A[1], A[0]) else -1
+        g.L[:, 1], g.U[:, 1] = (g.L[:, 0], g.U[:, 0]) if s == 1 else (-g.U[:, 0], -g.L[:, 0])
+    return g
 
 
-def fam_near_parallel(rng, N):
-    G, n = _groups(rng, N)
-    out = []
-    for _ in range(G):
-        d, m = _dims(rng)
-        m = max(m, 2)
-        A = _A(rng, m, d)
-        A[1] = A[0]
-        A[1, int(rng.integers(d))] += 2.0 ** -int(rng.integers(12, 30))
-        out.append(_plain_group(rng, n, d, m, A=A, note="near-parallel rows 0, 1"))
-    return out
+@_family
+def fam_near_parallel(rng, n):
+    d, m = _dims(rng)
+    m = max(m, 2)
+    A = _A(rng, m, d)
+    A[1] = A[0]
+    A[1, int(rng.integers(d))] += 2.0 ** -int(rng.integers(12, 30))
+    return _plain_group(rng, n, d, m, A=A, note="near-parallel rows 0, 1")
 
 
-def fam_one_sided(rng, N):
-    G, n = _groups(rng, N)
-    out = []
-    for _ in range(G):
-        g = _plain_group(rng, n, note="one-sided")
-        side = rng.integers(0, 3, g.L.shape)          # 0: lower only, 1: upper only, 2: both
-        g.U[side == 0] = np.inf
-        g.L[side == 1] = -np.inf
-        out.append(g)
-    return out
+@_plain_family("one-sided")
+def fam_one_sided(rng, g):
+    side = rng.integers(0, 3, g.L.shape)          # 0: lower only, 1: upper only, 2: both
+    g.U[side == 0] = np.inf
+    g.L[side == 1] = -np.inf
 
 
-def fam_corner(rng, N):
-    G, n = _groups(rng, N)
-    out = []
-    for _ in range(G):
-        d, m = _dims(rng)
-        A = _A(rng, m, d)
-        nz = np.flatnonzero(A[0])
-        if len(nz) >= 2 and rng.random() < 0.5:
-            A[0, int(rng.choice(nz))] = 0.0         # the touched set is an edge, not a corner
-        lo, hi = _box(rng, d)
-        rmin, rmax = _reach(A, lo, hi)
-        corner = np.where(A[0] > 0, hi, lo)         # argmax of a_0 x over the box
-        g = _plain_group(rng, n, d, m, A=A, lo=lo, hi=hi, note="row 0 touches a box corner")
-        g.xs[:] = corner
-        ax = corner @ A.T
-        w = (rmax - rmin)[None, :]
-        g.L = ax - w * rng.integers(0, 65, (n, m)) / 256
-        g.U = ax + w * rng.integers(0, 65, (n, m)) / 256
-        g.L[:, 0] = rmax[0]
-        g.U[:, 0] = np.where(rng.random(n) < 0.5, np.inf, rmax[0] + w[0, 0] * rng.integers(0, 9, n) / 8)
-        out.append(g)
-    return out
+@_family
+def fam_corner(rng, n):
+    d, m = _dims(rng)
+    A = _A(rng, m, d)
+    nz = np.flatnonzero(A[0])
+    if len(nz) >= 2 and rng.random() < 0.5:
+        A[0, int(rng.choice(nz))] = 0.0         # the touched set is an edge, not a corner
+    lo, hi = _box(rng, d)
+    rmin, rmax = _reach(A, lo, hi)
+    corner = np.where(A[0] > 0, hi, lo)         # argmax of a_0 x over the box
+    g = _plain_group(rng, n, d, m, A=A, lo=lo, hi=hi, note="row 0 touches a box corner")
+    g.xs[:] = corner
+    ax = corner @ A.T
+    w = (rmax - rmin)[None, :]
+    g.L = ax - w * rng.integers(0, 65, (n, m)) / 256
+    g.U = ax + w * rng.integers(0, 65, (n, m)) / 256
+    g.L[:, 0] = rmax[0]
+    g.U[:, 0] = np.where(rng.random(n) < 0.5, np.inf, rmax[0] + w[0, 0] * rng.integers(0, 9, n) / 8)
+    return g
 
 
-def fam_vacuous(rng, N):
-    G, n = _groups(rng, N)
-    out = []
-    for _ in range(G):
-        g = _plain_group(rng, n, note="vacuous rows")
-        rmin, rmax = _reach(g.A, g.lo, g.hi)
-        for i in range(n):
-            for j in range(len(g.A)):
-                u = rng.random()
-                if u < 0.3:
-                    g.L[i, j], g.U[i, j] = -np.inf, np.inf
-                elif u < 0.6:
-                    g.L[i, j], g.U[i, j] = rmin[j] - rng.integers(0, 5) / 8, rmax[j] + rng.integers(0, 5) / 8
-        out.append(g)
-    return out
+@_plain_family("vacuous rows")
+def fam_vacuous(rng, g):
+    rmin, rmax = _reach(g.A, g.lo, g.hi)
+    for i, j in itertools.product(range(len(g.L)), range(len(g.A))):
+        u = rng.random()
+        if u < 0.3:
+            g.L[i, j], g.U[i, j] = -np.inf, np.inf
+        elif u < 0.6:
+            g.L[i, j], g.U[i, j] = rmin[j] - rng.integers(0, 5) / 8, rmax[j] + rng.integers(0, 5) / 8
 
 
-def fam_empty(rng, N):
-    G, n = _groups(rng, N)
-    out = []
-    for _ in range(G):
-        g = _plain_group(rng, n, note="a row misses its reach")
-        rmin, rmax = _reach(g.A, g.lo, g.hi)
-        for i in range(n):
-            j = int(rng.integers(len(g.A)))
-            w = rmax[j] - rmin[j]
-            gap = w * 2.0 ** -int(rng.integers(0, 8))
-            if rng.random() < 0.5:
-                g.L[i, j], g.U[i, j] = rmax[j] + gap, (rmax[j] + gap + w / 4) if rng.random() < 0.7 else np.inf
-            else:
-                g.L[i, j], g.U[i, j] = (rmin[j] - gap - w / 4) if rng.random() < 0.7 else -np.inf, rmin[j] - gap
-            g.xs = None
-        out.append(g)
-    return out
+@_plain_family("a row misses its reach")
+def fam_empty(rng, g):
+    rmin, rmax = _reach(g.A, g.lo, g.hi)
+    for i in range(len(g.L)):
+        j = int(rng.integers(len(g.A)))
+        w = rmax[j] - rmin[j]
+        gap = w * 2.0 ** -int(rng.integers(0, 8))
+        if rng.random() < 0.5:
+            g.L[i, j], g.U[i, j] = rmax[j] + gap, (rmax[j] + gap + w / 4) if rng.random() < 0.7 else np.inf
+        else:
+            g.L[i, j], g.U[i, j] = (rmin[j] - gap - w / 4) if rng.random() < 0.7 else -np.inf, rmin[j] - gap
+    g.xs = None
 
 
-def fam_random_intervals(rng, N):
+@_plain_family("random intervals")
+def fam_random_intervals(rng, g):
     """Intervals placed at random inside each row's reach: often jointly empty."""
-    G, n = _groups(rng, N)
-    out = []
-    for _ in range(G):
-        g = _plain_group(rng, n, note="random intervals")
-        rmin, rmax = _reach(g.A, g.lo, g.hi)
-        w = rmax - rmin
-        a = rng.integers(0, 257, g.L.shape) / 256
-        b = rng.integers(0, 65, g.L.shape) / 256
-        g.L = rmin + w * a * 0.9
-        g.U = g.L + w * b
-        g.xs = None
-        out.append(g)
-    return out
+    rmin, rmax = _reach(g.A, g.lo, g.hi)
+    w = rmax - rmin
+    a = rng.integers(0, 257, g.L.shape) / 256
+    b = rng.integers(0, 65, g.L.shape) / 256
+    g.L = rmin + w * a * 0.9
+    g.U = g.L + w * b
+    g.xs = None
 
 
-def fam_mixed_eq(rng, N):
-    G, n = _groups(rng, N)
-    out = []
-    for _ in range(G):
-        g = _plain_group(rng, n, note="equations mixed with intervals")
-        ax = g.xs @ g.A.T
-        eq = rng.random(g.L.shape) < 0.5
-        g.L[eq] = g.U[eq] = ax[eq]
-        out.append(g)
-    return out
+@_plain_family("equations mixed with intervals")
+def fam_mixed_eq(rng, g):
+    ax = g.xs @ g.A.T
+    eq = rng.random(g.L.shape) < 0.5
+    g.L[eq] = g.U[eq] = ax[eq]
 
 
-def fam_pin_thin(rng, N):
+@_family
+def fam_pin_thin(rng, n):
     """d (or d-1 plus one equation) thin rows that pin x: the lifted problem has no free variable."""
-    G, n = _groups(rng, N)
-    out = []
-    for _ in range(G):
-        d = int(rng.integers(2, 4))
-        while True:
-            A = _A(rng, d, d)
-            if abs(np.linalg.det(A)) > 0.05:
-                break
-        g = _plain_group(rng, n, d, d, A=A, note="thin rows pinning x")
-        rmin, rmax = _reach(A, g.lo, g.hi)
-        ax = g.xs @ A.T
-        rel = rng.choice([0.0, 2.0 ** -52, 1e-14, 1e-12, 1e-10], size=g.L.shape)
-        w = (rmax - rmin)[None, :] * rel
-        g.L, g.U = ax - w / 2, ax + w / 2
-        out.append(g)
-    return out
+    d = int(rng.integers(2, 4))
+    while True:
+        A = _A(rng, d, d)
+        if abs(np.linalg.det(A)) > 0.05:
+            break
+    g = _plain_group(rng, n, d, d, A=A, note="thin rows pinning x")
+    rmin, rmax = _reach(A, g.lo, g.hi)
+    ax = g.xs @ A.T
+    rel = rng.choice([0.0, 2.0 ** -52, 1e-14, 1e-12, 1e-10], size=g.L.shape)
+    w = (rmax - rmin)[None, :] * rel
+    g.L, g.U = ax - w / 2, ax + w / 2
+    return g
 
 
 def fam_known(rng, N):
