@@ -859,19 +859,25 @@ class Recorder:
                 lst[worst] = ex
 
 
-def check_centers(rec, fam, g, M, out: Outcome):
+def _answered_rows(rec, fam, g, M, out: Outcome):
+    """Record the call's crashes, then yield ``(i, ref, status)`` for every row that did not
+    crash, counting it and its status."""
     for e_row, msg in out.errors:
         if e_row is not None or not np.any(out.status == CRASHED):
             rec.add(fam, "crash", M, g, e_row, 1.0, error=msg, batch_only=e_row is None)
     for i in range(g.n):
-        ref: Ref = g.refs[i]
         st = int(out.status[i])
         if st == CRASHED:
             continue
         rec.tested[M] = rec.tested.get(M, 0) + 1
-        name = Status(st).name
         sc = rec.status_counts.setdefault(M, {})
-        sc[name] = sc.get(name, 0) + 1
+        sc[Status(st).name] = sc.get(Status(st).name, 0) + 1
+        yield i, g.refs[i], st
+
+
+def check_centers(rec, fam, g, M, out: Outcome):
+    for i, ref, st in _answered_rows(rec, fam, g, M, out):
+        name = Status(st).name
         c, r = out.centers[i], float(out.radii[i])
         base = dict(row=i, status=name, center=_jl(c), radius=r)
         if st == INFEASIBLE:
@@ -923,17 +929,7 @@ def check_centers(rec, fam, g, M, out: Outcome):
 
 def check_ranges(rec, fam, g, out: Outcome):
     M = "ranges"
-    for e_row, msg in out.errors:
-        if e_row is not None or not np.any(out.status == CRASHED):
-            rec.add(fam, "crash", M, g, e_row, 1.0, error=msg, batch_only=e_row is None)
-    for i in range(g.n):
-        ref: Ref = g.refs[i]
-        st = int(out.status[i])
-        if st == CRASHED:
-            continue
-        rec.tested[M] = rec.tested.get(M, 0) + 1
-        sc = rec.status_counts.setdefault(M, {})
-        sc[Status(st).name] = sc.get(Status(st).name, 0) + 1
+    for i, ref, st in _answered_rows(rec, fam, g, M, out):
         base = dict(row=i, status=Status(st).name, lower=_jl(out.lower[i]), upper=_jl(out.upper[i]))
         if st == INFEASIBLE:
             if ref.empty:
