@@ -43,6 +43,7 @@ def _step_kernels() -> dict:
     from .kernels.bnb import farthest_point_dfs
     from .kernels.bvls import bvls_rows
     from .kernels.closed_forms import prepare_rows
+    from .kernels.cuts import cut_vertices
     from .kernels.edge_walk import pivot_vertices
     from .kernels.intervals import project_metric_boxes, project_points_boxes, range_boxes
     from .kernels.nnls import nnls_rows
@@ -58,7 +59,7 @@ def _step_kernels() -> dict:
             "rcc1": base + (nnls_rows, rcc1_barrier_rows, certify_rows), "exact": exact,
             "project": base + (project_metric_rows,), "auto": exact, "ranges": base + (range_rows,),
             "bnb": base + (farthest_point_dfs,),
-            "intervals": (project_points_boxes, project_metric_boxes, range_boxes)}
+            "intervals": (project_points_boxes, project_metric_boxes, range_boxes, cut_vertices)}
 
 
 def _cached_here(kernel) -> bool:
@@ -183,6 +184,11 @@ def _run(step: str) -> None:
         for method in ("rcc1", "rcc2", "exact", "cls", "project"):
             P.centers(B, method, noise=0.05)
         P.feature_ranges(B, noise=0.05)
+        # exact's cuts of the box in x: many interval rows in few dimensions (a 5-class release)
+        W5 = rng.standard_normal((5, 3))
+        pairs = np.array([W5[j] - W5[i] for i in range(5) for j in range(i + 1, 5)])
+        Z = rng.random((2, 3)) @ pairs.T
+        BoxSlice(pairs).centers(method="exact", lower=Z - 0.01, upper=Z + 0.01)
     elif step == "rcc1":
         P.centers(B, "rcc1")
         P.centers(B, "rcc1", fast_path=False)

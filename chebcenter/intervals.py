@@ -62,6 +62,8 @@ def solve_intervals(core, Lc, Uc, tau, name, opts):
         extras["radius_lower"] = np.full(N, np.nan)
     if name == "exact":
         extras["n_vertices"] = np.full(N, -1, dtype=np.int64)
+    if name in ("exact", "auto"):
+        extras["route"] = np.full(N, None, dtype=object)
     if name == "rcc1":
         extras.update(eta=np.full(N, np.nan), route=np.full(N, None, dtype=object))
     if name == "auto":
@@ -327,18 +329,20 @@ def _exact(core, grp, k, Y0, L, U, opts, capacity=None):
     R, low = np.full(n, np.nan), np.full(n, np.nan)
     codes = np.full(n, Status.OPTIMAL, dtype=np.int8)
     nv = np.full(n, -1, dtype=np.int64)
+    route = np.full(n, None, dtype=object)
 
     def block(start, stop):
         for j in range(start, stop):
             kk = k[j]
             if grp.p == 0:
-                X[j], R[j], low[j], nv[j] = grp.x_of(Y0[j:j + 1])[0], 0.0, 0.0, 1
+                X[j], R[j], low[j], nv[j], route[j] = grp.x_of(Y0[j:j + 1])[0], 0.0, 0.0, 1, "one point"
                 continue
             algorithm = opts.get("algorithm", "enumerate")
             one_row = grp.AE.shape[0] == 0 and grp.K == core.d + 1   # the branch and bound's rank 1
-            P = None if (algorithm == "bnb" and one_row) else vertices_of(core, grp, kk, capacity,
-                                                                           opts.get("max_candidates"))
+            P, route[j] = (None, "branch and bound") if (algorithm == "bnb" and one_row) else vertices_of(
+                core, grp, kk, capacity, opts.get("max_candidates"))
             if P is None and one_row and algorithm != "enumerate":
+                route[j] = "branch and bound"
                 _, r2, _ = _rcc2_core(core, grp, k[j:j + 1], Y0[j:j + 1])
                 X[j], R[j], low[j], codes[j] = _lifted_bnb(core, grp, kk, opts, float(r2[0]))
                 continue
@@ -359,7 +363,7 @@ def _exact(core, grp, k, Y0, L, U, opts, capacity=None):
     row_blocks(n, 1, block)
     for j in np.flatnonzero((codes == Status.INACCURATE) & (check == None)):  # noqa: E711  (object array)
         check[j] = "the branch and bound stopped short of its gap: radius and radius_lower bracket the optimum"
-    out = {"radius_lower": low, "n_vertices": nv}
+    out = {"radius_lower": low, "n_vertices": nv, "route": route}
     if any(c is not None for c in check):
         out["check"] = check
     return X, R, codes, out
@@ -412,7 +416,7 @@ def _auto(core, grp, k, Y0, L, U, opts):
         method[big] = "rcc1"
         if "check" in exr:
             ex.setdefault("check", np.full(k.size, None, dtype=object))[big] = exr["check"]
-    out = {"radius_lower": ex["radius_lower"], "method": method}
+    out = {"radius_lower": ex["radius_lower"], "method": method, "route": ex["route"]}
     if "check" in ex:
         out["check"] = ex["check"]
     return X, R, codes, out

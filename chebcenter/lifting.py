@@ -25,6 +25,7 @@ from scipy.optimize import linprog
 
 from ._parallel import row_blocks
 from .kernels import intervals as lifted
+from .kernels.cuts import CUTS_OK, CUTS_TOO_MANY, cut_vertices
 from .kernels.edge_walk import PIVOT_OK, PIVOT_TOO_MANY, pivot_vertices
 from .kernels.linalg import rows_times
 from .kernels.projection import EMPTY, PROJECTED
@@ -165,30 +166,88 @@ def clamp(core, Lc, Uc, tau):
     return Lp, Up, empty, thin
 
 
+#: the routes of :func:`vertices_of`, as ``extras["route"]`` names them
+ROUTE_WALK = "lifted edge walk"
+ROUTE_CUTS = "cuts of the box in x"
+ROUTE_ENUMERATE = "lifted basis enumeration"
+
+
 def vertices_of(core, grp, kk, capacity, max_candidates=None):
-    """The distinct vertices (their x parts) of the lifted slice of row ``kk``, or None past
-    ``capacity``: the edge walk from an LP vertex where it can prove it saw every vertex
-    (every vertex simple, K <= 31), else the basis-by-basis enumeration (as for box slices,
-    :func:`chebcenter.methods.exact.slice_vertices`), or None at once when it would visit
-    more than ``max_candidates`` (basis, bound pattern) pairs, ``C(K, r) 2^(K - r)`` (the
-    exact method's option of that name): a release over k = 9 classes lifts d = 8 to K = 44,
-    4.5e10 candidates, which ran for hours instead of reporting TOO_LARGE."""
+    """The distinct vertices (their x parts) of the lifted slice of row ``kk`` and the route
+    that found them, ``(P, route)``; P is None past ``capacity`` (or past
+    ``max_candidates``, the exact method's option of that name, on the enumeration route).
+
+    The routes, by cost (docs/theory.md §8.7):
+
+    * the edge walk from an LP vertex, where the lifted slice has K <= 31 coordinates and
+      the walk can prove it saw every vertex (every vertex simple);
+    * without equation rows, the cuts of the box in x (:func:`chebcenter.kernels.cuts.cut_vertices`):
+      about ``(number of cuts) 4^d / 8`` vertex pairs, where the enumeration visits
+      ``C(K, r) 2^(K - r)`` (basis, bound pattern) pairs; the cheaper of the two by the cost
+      model below runs (a release over k = 8 classes lifts d = 6 to K = 34: 8.6e7 candidates,
+      20 s a row, against 56 cuts of about 250 vertices, 3 ms);
+    * the basis-by-basis enumeration of the lifted slice (as for box slices,
+      :func:`chebcenter.methods.exact.slice_vertices`), or None at once when it would visit
+      more than ``max_candidates`` pairs (a release over k = 9 classes lifts d = 8 to K = 44,
+      4.5e10 candidates, which ran for hours instead of reporting TOO_LARGE)."""
     V, beta, lo, hi = grp.V, grp.Beta[kk], grp.Lo[kk], grp.Hi[kk]
     if grp.K <= 31:
         x0 = np.empty(grp.K)
         if lp_max(V, beta, lo, hi, np.sin(1.0 + 2.718281828 * np.arange(grp.K)), x0) == RANGES_OK:
             Vt, count, code = pivot_vertices(V, beta, lo, hi, x0, capacity, 100.0 * core.box_tol, 1e-9)
             if code == PIVOT_OK:
-                return np.ascontiguousarray(Vt[:count, : core.d])
+                return np.ascontiguousarray(Vt[:count, : core.d]), ROUTE_WALK
             if code == PIVOT_TOO_MANY:
-                return None
-    if max_candidates is not None and candidate_count(grp.K, V.shape[0]) > max_candidates:
-        return None
+                return None, ROUTE_WALK
+    enumeration = candidate_count(grp.K, V.shape[0])
+    if grp.AE.shape[0] == 0 and core.d <= _CUTS_MAX_D:
+        G, h, tol = _cut_rows(core, grp, kk)
+        if _CUTS_NS_PER_PAIR * G.shape[0] * 4.0 ** core.d / 8.0 < _ENUMERATION_NS_PER_CANDIDATE * enumeration:
+            P, count, code = cut_vertices(G, h, tol, core.lo, core.hi, max(capacity, 2 ** core.d))
+            if code == CUTS_OK and 0 < count <= capacity:
+                return np.ascontiguousarray(distinct_rows(P[:count], _grid(core.lo, core.hi))), ROUTE_CUTS
+            if code == CUTS_TOO_MANY or count > capacity:
+                return None, ROUTE_CUTS
+            # no vertex, on a set the projection found a point of: the routes disagree at the
+            # tolerance, and the enumeration below decides (an empty vertex list would make
+            # that point the answer, radius 0)
+    if max_candidates is not None and enumeration > max_candidates:
+        return None, ROUTE_ENUMERATE
     Vt, count = enumerate_vertices(V, beta, lo, hi, capacity, grp.tol[kk], 1e-10)
     if count < 0:
-        return None
-    grid = np.minimum(1e-11, np.maximum(1e-3 * (hi - lo), 1e-300))
-    return np.ascontiguousarray(distinct_rows(Vt[:count], grid)[:, : core.d])
+        return None, ROUTE_ENUMERATE
+    return np.ascontiguousarray(distinct_rows(Vt[:count], _grid(lo, hi))[:, : core.d]), ROUTE_ENUMERATE
+
+
+#: the cuts start from the box's 2^d corners
+_CUTS_MAX_D = 16
+#: the cost model of the two routes after the edge walk, in nanoseconds on this machine's
+#: kind (measured, one core): the cuts test about n^2 / 8 vertex pairs per cut with n about
+#: the 2^d corners (7 ns a pair: a k = 8 release, d = 6, 56 cuts, 4.1e5 pairs in 3 ms; d = 10
+#: with 6 cuts, 3 000 vertices, 17 ms), the enumeration about 230 ns per (basis, pattern)
+#: candidate with its pruning (8.6e7 candidates in 20 s)
+_CUTS_NS_PER_PAIR = 7.0
+_ENUMERATION_NS_PER_CANDIDATE = 230.0
+
+
+def _grid(lo, hi):
+    """The de-duplication grid of vertices (per coordinate)."""
+    return np.minimum(1e-11, np.maximum(1e-3 * (hi - lo), 1e-300))
+
+
+def _cut_rows(core, grp, kk):
+    """The interval rows of row ``kk`` as cuts ``g^T x <= h`` (unit normals) with their
+    tolerances; a side at or beyond what its row reaches over the box cuts nothing and is
+    left out."""
+    d = core.d
+    AI = grp.AI
+    Li, Ui, tol = grp.Lo[kk, d:], grp.Hi[kk, d:], grp.tol[kk, d:]
+    reach = np.abs(AI) @ core.hi
+    up = Ui < reach
+    down = Li > -reach
+    G = np.ascontiguousarray(np.vstack([AI[up], -AI[down]]))
+    h = np.ascontiguousarray(np.concatenate([Ui[up], -Li[down]]))
+    return G, h, np.ascontiguousarray(np.concatenate([tol[up], tol[down]]))
 
 
 def interval_ranges(core, Lc, Uc, tau):
@@ -254,7 +313,7 @@ def interval_vertices(core, Lc, Uc, tau, capacity):
         return np.zeros((0, core.d))
     if grp.p == 0:
         return grp.x_of(Y0)
-    P = vertices_of(core, grp, 0, capacity)
+    P, _ = vertices_of(core, grp, 0, capacity)
     return P if P is None or P.shape[0] else grp.x_of(Y0)
 
 

@@ -76,5 +76,6 @@ AUTO = MethodSpec(
     extras=(
         Extra("method", "label", "O", "the estimator the row got (exact or rcc1)"),
         Extra("radius_lower", "length", "f8", "exact rows: a lower bound on the minimax radius of S_F; NaN on rcc1 rows"),
+        Extra("route", "label", "O", "bounded-error exact rows: how the vertices were found (as exact's route)"),
     ),
 )

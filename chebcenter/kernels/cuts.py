@@ -1,0 +1,300 @@
+"""Compiled vertex enumeration of ``{x in [lo, hi] : G x <= h}`` by cutting the box
+(the double-description method), in x itself (docs/theory.md §8.7).
+
+Private module: float64/int64 arrays only, no validation.
+
+The box's 2^d corners are the vertices of the first polytope; each row ``g_k^T x <= h_k``
+then cuts the current one. A vertex with ``g_k^T v - h_k`` above the row's tolerance is
+cut off, one within it lies on the new face, and every edge from a cut-off vertex p to a
+kept one q gives the new vertex where the edge crosses the face. p and q span an edge
+exactly when the constraints active at both have rank d - 1 (the algebraic test: the face
+they define holds both and has dimension d - rank = 1), whatever the degeneracy; a pair
+with fewer than d - 1 common active constraints cannot pass it and is skipped on a bit
+count first. Each vertex carries its active set as a bit mask (constraint ``i < d``:
+``x_i >= lo_i``; ``d <= i < 2d``: ``x_i <= hi_i``; ``2d + k``: row k). At the end each
+vertex is recomputed from d independent active constraints (Gauss with partial pivoting),
+so its error is that of one small solve, not of the chain of cuts that produced it.
+
+It is the route for sets with many interval rows in few dimensions (a k-class release has
+k(k-1)/2 pair rows of rank k - 1): the lifting to a box slice works in d + m coordinates
+and visits ``C(d + m, m) 2^d`` bases, where the cuts touch a few hundred vertices per row.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._jit import jit
+
+__all__ = ["CUTS_EMPTY", "CUTS_OK", "CUTS_TOO_MANY", "cut_vertices"]
+
+CUTS_OK = 0
+CUTS_EMPTY = 1
+CUTS_TOO_MANY = 2
+#: a pivot below this (rows of unit norm) makes a set of constraints rank-deficient
+_PIVOT = 1e-9
+
+
+@jit
+def _normal(G, d, c, out):
+    """The outward normal of constraint ``c`` into ``out`` and its right-hand side is
+    returned by :func:`_rhs`."""
+    for i in range(d):
+        out[i] = 0.0
+    if c < d:
+        out[c] = -1.0
+    elif c < 2 * d:
+        out[c - d] = 1.0
+    else:
+        for i in range(d):
+            out[i] = G[c - 2 * d, i]
+
+
+@jit
+def _rhs(h, lo, hi, d, c):
+    if c < d:
+        return -lo[c]
+    if c < 2 * d:
+        return hi[c - d]
+    return h[c - 2 * d]
+
+
+@jit
+def _popcount2(M, p, q, nw):
+    """The number of set bits of ``M[p] & M[q]`` over ``nw`` words (SWAR, constant time a word)."""
+    n = 0
+    for w in range(nw):
+        x = M[p, w] & M[q, w]
+        x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
+        x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+        x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+        n += int((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
+    return n
+
+
+@jit
+def _rank_reaches(G, d, mask, target, work, row):
+    """Do the normals of the constraints in ``mask`` reach rank ``target``? (Gauss with
+    partial pivoting over the set bits only, stopping at ``target``; a target of 0, the edge
+    test in one dimension, is always reached.)"""
+    if target <= 0:
+        return True
+    r = 0
+    for w in range(mask.size):
+        bits = mask[w]
+        while bits:
+            low = bits & (~bits + np.uint64(1))          # the lowest set bit
+            c = w * 64 + _bit_index(low)
+            bits ^= low
+            _normal(G, d, c, row)
+            for k in range(r):   # reduce by the pivots found so far
+                piv = int(work[k, d])
+                f = row[piv]
+                if f != 0.0:
+                    for i in range(d):
+                        row[i] -= f * work[k, i]
+            best, at = 0.0, -1
+            for i in range(d):
+                if abs(row[i]) > best:
+                    best, at = abs(row[i]), i
+            if best > _PIVOT:
+                inv = 1.0 / row[at]
+                for i in range(d):
+                    work[r, i] = row[i] * inv
+                work[r, d] = at
+                r += 1
+                if r >= target:
+                    return True
+    return False
+
+
+@jit
+def _bit_index(low):
+    """The index of the single set bit of ``low``."""
+    i = 0
+    while low > np.uint64(1):
+        low >>= np.uint64(1)
+        i += 1
+    return i
+
+
+@jit
+def _polish(G, h, lo, hi, d, mask, nc, x, A, b):
+    """Recompute the vertex ``x`` from d independent constraints of its active set (in
+    place); False (x unchanged) if they have rank below d."""
+    n = 0
+    row = np.empty(d)
+    for c in range(nc):
+        if not (mask[c >> 6] >> np.uint64(c & 63)) & np.uint64(1):
+            continue
+        _normal(G, d, c, row)
+        # keep it only if independent of those kept (elimination on a copy)
+        for i in range(d):
+            A[n, i] = row[i]
+        b[n] = _rhs(h, lo, hi, d, c)
+        n += 1
+    if n < d:
+        return False
+    # least squares through the normal equations would square the condition; instead Gauss
+    # with complete row pivoting over the active rows picks d independent ones
+    M = A[:n].copy()
+    r = b[:n].copy()
+    perm_col = np.arange(d)
+    for k in range(d):
+        best, bi, bj = 0.0, -1, -1
+        for i in range(k, n):
+            for j in range(k, d):
+                if abs(M[i, j]) > best:
+                    best, bi, bj = abs(M[i, j]), i, j
+        if best <= _PIVOT:
+            return False
+        if bi != k:
+            for j in range(d):
+                M[k, j], M[bi, j] = M[bi, j], M[k, j]
+            r[k], r[bi] = r[bi], r[k]
+        if bj != k:
+            for i in range(n):
+                M[i, k], M[i, bj] = M[i, bj], M[i, k]
+            perm_col[k], perm_col[bj] = perm_col[bj], perm_col[k]
+        for i in range(k + 1, n):
+            f = M[i, k] / M[k, k]
+            if f != 0.0:
+                for j in range(k, d):
+                    M[i, j] -= f * M[k, j]
+                r[i] -= f * r[k]
+    z = np.empty(d)
+    for k in range(d - 1, -1, -1):
+        s = r[k]
+        for j in range(k + 1, d):
+            s -= M[k, j] * z[j]
+        z[k] = s / M[k, k]
+    for k in range(d):
+        x[perm_col[k]] = z[k]
+    return True
+
+
+@jit
+def _grown(a, size, used):
+    """``a`` with ``size`` rows, its first ``used`` rows kept (the rest zero)."""
+    out = np.zeros((size, a.shape[1]), dtype=a.dtype)
+    for i in range(used):
+        for j in range(a.shape[1]):
+            out[i, j] = a[i, j]
+    return out
+
+
+@jit
+def cut_vertices(G, h, tol, lo, hi, capacity):
+    """The vertices of ``{x in [lo, hi] : G x <= h}`` (module docstring): returns
+    ``(V, count, code)`` with the first ``count`` rows of V the vertices and ``code`` one of
+    CUTS_OK, CUTS_EMPTY (no vertex: the set is empty beyond the tolerances ``tol``, one per
+    row of G) or CUTS_TOO_MANY (more than ``capacity`` vertices at some cut). Rows of G
+    should have unit norm (``tol`` is then a distance)."""
+    d = lo.size
+    m = G.shape[0]
+    nc = 2 * d + m
+    nw = (nc + 63) // 64
+    n = 1 << d
+    if n > capacity:
+        return np.empty((0, d)), 0, CUTS_TOO_MANY
+    # the work arrays start at 4 times the corners and double up to capacity when a cut
+    # needs more (allocating the capacity itself, 2e5 rows, cost more than the cuts)
+    size = min(capacity, 4 * n)
+    V = np.empty((size, d))
+    M = np.zeros((size, nw), dtype=np.uint64)
+    V2 = np.empty((size, d))
+    M2 = np.zeros((size, nw), dtype=np.uint64)
+    s = np.empty(size)
+    pos = np.empty(size, dtype=np.int64)
+    neg = np.empty(size, dtype=np.int64)
+    for c in range(n):
+        for i in range(d):
+            face = d + i if (c >> i) & 1 else i
+            V[c, i] = hi[i] if (c >> i) & 1 else lo[i]
+            M[c, face >> 6] |= np.uint64(1) << np.uint64(face & 63)
+    work = np.empty((d, d + 1))
+    row = np.empty(d)
+    common = np.zeros(nw, dtype=np.uint64)
+    for k in range(m):
+        bit = 2 * d + k
+        word, flag = bit >> 6, np.uint64(1) << np.uint64(bit & 63)
+        npos = 0
+        nkeep = 0
+        for v in range(n):
+            acc = -h[k]
+            for i in range(d):
+                acc += G[k, i] * V[v, i]
+            s[v] = acc
+            if acc > tol[k]:
+                npos += 1
+            else:
+                nkeep += 1
+        if nkeep == 0:
+            return V, 0, CUTS_EMPTY
+        if npos == 0:
+            for v in range(n):
+                if s[v] >= -tol[k]:
+                    M[v, word] |= flag
+            continue
+        n2 = 0
+        for v in range(n):
+            if s[v] <= tol[k]:
+                for i in range(d):
+                    V2[n2, i] = V[v, i]
+                for w in range(nw):
+                    M2[n2, w] = M[v, w]
+                if s[v] >= -tol[k]:
+                    M2[n2, word] |= flag
+                n2 += 1
+        npos = nneg = 0
+        for v in range(n):      # the cut-off vertices, and the kept ones strictly inside
+            if s[v] > tol[k]:
+                pos[npos] = v
+                npos += 1
+            elif s[v] < -tol[k]:
+                neg[nneg] = v
+                nneg += 1
+        for a in range(npos):
+            p = pos[a]
+            for b in range(nneg):
+                q = neg[b]
+                if _popcount2(M, p, q, nw) < d - 1:
+                    continue
+                for w in range(nw):
+                    common[w] = M[p, w] & M[q, w]
+                # distinct vertices never share d independent constraints, so rank d - 1 is
+                # the edge test (a rounding-level rank d would be one point counted twice)
+                if not _rank_reaches(G, d, common, d - 1, work, row):
+                    continue
+                if n2 >= size:
+                    if size >= capacity:
+                        return V, 0, CUTS_TOO_MANY
+                    size = min(capacity, 2 * size)
+                    V2 = _grown(V2, size, n2)
+                    M2 = _grown(M2, size, n2)
+                t = s[q] / (s[q] - s[p])
+                for i in range(d):
+                    V2[n2, i] = V[q, i] + t * (V[p, i] - V[q, i])
+                for w in range(nw):
+                    M2[n2, w] = common[w]
+                M2[n2, word] |= flag
+                n2 += 1
+        if V.shape[0] < size:   # the next cut's arrays as large as this one's output
+            V = np.empty((size, d))
+            M = np.zeros((size, nw), dtype=np.uint64)
+            s = np.empty(size)
+            pos = np.empty(size, dtype=np.int64)
+            neg = np.empty(size, dtype=np.int64)
+        V, V2 = V2, V
+        M, M2 = M2, M
+        n = n2
+    A = np.empty((nc, d))
+    rhs = np.empty(nc)
+    x = np.empty(d)
+    for v in range(n):
+        for i in range(d):
+            x[i] = V[v, i]
+        if _polish(G, h, lo, hi, d, M[v], nc, x, A, rhs):
+            for i in range(d):
+                V[v, i] = min(max(x[i], lo[i]), hi[i])
+    return V, n, CUTS_OK
