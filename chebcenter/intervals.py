@@ -29,7 +29,7 @@ import numpy as np
 from ._cvxpy import EbtDual, status_of
 from ._parallel import row_blocks
 from .core import CLIP_TOL, _Core
-from .kernels.ball import certified_ball
+from .kernels.ball import working_set_ball
 from .kernels.bvls import NEEDS_GELSD, bvls_rows
 from .kernels.linalg import rows_times
 from .kernels.rcc1 import COLD_MU, CONVERGED, NUMERICAL_FAILURE, ROBUST_MU, rcc1_barrier_rows
@@ -353,7 +353,7 @@ def _exact(core, grp, k, Y0, L, U, opts, capacity=None):
                 P = grp.x_of(Y0[j:j + 1])
             # the walk starts from the vertices' centroid: 3x fewer steps than from the first
             # vertex on the thousands of vertices of a full-dimensional set (measured, d = 10)
-            c, radius, lower, _, status = certified_ball(P, start=P.mean(axis=0))
+            c, radius, lower, _, status = working_set_ball(P)
             X[j], R[j], low[j], nv[j] = c, radius, min(lower, radius), P.shape[0]
             if status != 0 and radius - lower > 1e-9 * (1.0 + radius):
                 codes[j] = Status.INACCURATE

@@ -24,6 +24,7 @@ import numpy as np
 from scipy.optimize import linprog
 
 from ._parallel import row_blocks
+from .core import _Core
 from .kernels import intervals as lifted
 from .kernels.cuts import CUTS_OK, CUTS_TOO_MANY, cut_vertices
 from .kernels.edge_walk import PIVOT_OK, PIVOT_TOO_MANY, pivot_vertices
@@ -32,7 +33,7 @@ from .kernels.projection import EMPTY, PROJECTED
 from .kernels.qp import QP_OPTIMAL
 from .kernels.simplex import RANGES_EMPTY, RANGES_OK, lp_max
 from .kernels.vertices import distinct_rows, enumerate_vertices
-from .methods.exact import candidate_count
+from .methods.exact import candidate_count, slice_vertices
 from .results import Status
 
 __all__ = ["LiftedGroup", "clamp", "corner_radius", "groups", "interval_ranges", "interval_vertices", "vacuous_rows",
@@ -87,6 +88,7 @@ class LiftedGroup:
         self.tol = np.ascontiguousarray(np.hstack([np.broadcast_to(core.coord_tol, (n, d)), tau_i]))
         self.metric = np.zeros(self.K)
         self.metric[:d] = 1.0
+        self.slab = None     # the slab route's one-row core and box corners, built on first use
 
     def x_of(self, Y):
         return np.ascontiguousarray(Y[:, : self.d])
@@ -167,6 +169,7 @@ def clamp(core, Lc, Uc, tau):
 
 
 #: the routes of :func:`vertices_of`, as ``extras["route"]`` names them
+ROUTE_SLAB = "two slices and the corners between"
 ROUTE_WALK = "lifted edge walk"
 ROUTE_CUTS = "cuts of the box in x"
 ROUTE_ENUMERATE = "lifted basis enumeration"
@@ -191,6 +194,8 @@ def vertices_of(core, grp, kk, capacity, max_candidates=None):
       more than ``max_candidates`` pairs (a release over k = 9 classes lifts d = 8 to K = 44,
       4.5e10 candidates, which ran for hours instead of reporting TOO_LARGE)."""
     V, beta, lo, hi = grp.V, grp.Beta[kk], grp.Lo[kk], grp.Hi[kk]
+    if grp.AE.shape[0] == 0 and grp.AI.shape[0] == 1 and core.d <= _SLAB_MAX_D:
+        return _slab_vertices(core, grp, kk, capacity), ROUTE_SLAB
     if grp.K <= 31:
         x0 = np.empty(grp.K)
         if lp_max(V, beta, lo, hi, np.sin(1.0 + 2.718281828 * np.arange(grp.K)), x0) == RANGES_OK:
@@ -217,6 +222,36 @@ def vertices_of(core, grp, kk, capacity, max_candidates=None):
     if count < 0:
         return None, ROUTE_ENUMERATE
     return np.ascontiguousarray(distinct_rows(Vt[:count], _grid(lo, hi))[:, : core.d]), ROUTE_ENUMERATE
+
+
+#: the slab route lists the box's 2^d corners (a table per group)
+_SLAB_MAX_D = 14
+
+
+def _slab_vertices(core, grp, kk, capacity):
+    """The vertices of a slab ``{x in box : l <= a^T x <= u}`` (one interval row, no
+    equation), or None past ``capacity``: a vertex has d active constraints, so it is a
+    vertex of the slice ``a^T x = l`` or ``a^T x = u`` (the interval face active) or a corner
+    of the box (none active) with ``l < a^T x < u``. The slices are the equality case's
+    (:func:`chebcenter.methods.exact.slice_vertices` on the one row); corners within the
+    tolerance of a face are kept as well, and the duplicates merged."""
+    d = core.d
+    if grp.slab is None:
+        corners = np.array([[(c >> i) & 1 for i in range(d)] for c in range(1 << d)], dtype=float)
+        grp.slab = (_Core(np.ascontiguousarray(grp.AI), core.hi.copy(), np.zeros(d), None, core.feas_tol),
+                    np.where(corners > 0, core.hi, core.lo))
+    one, corners = grp.slab
+    lo_s, hi_s, tol = grp.Lo[kk, d], grp.Hi[kk, d], grp.tol[kk, d]
+    parts = []
+    for b in (lo_s, hi_s):
+        P = slice_vertices(one, one.q_of(np.array([b])), capacity)
+        if P is None:
+            return None
+        parts.append(P)
+    ax = corners @ grp.AI[0]
+    parts.append(corners[(ax >= lo_s - tol) & (ax <= hi_s + tol)])
+    P = distinct_rows(np.vstack(parts), _grid(core.lo, core.hi))   # a corner on a face is found twice
+    return None if P.shape[0] > capacity else np.ascontiguousarray(P)
 
 
 #: the cuts start from the box's 2^d corners

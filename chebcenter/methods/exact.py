@@ -440,7 +440,8 @@ EXACT = MethodSpec(
         Extra("bnb_nodes", "count", "i8", "the branch and bound's nodes (0: not searched)"),
         Extra("bnb_rounds", "count", "i8", "the branch and bound's working-set rounds (0: not searched)"),
         Extra("vertices", "points", "O", "every vertex of S_F", when="return_vertices"),
-        Extra("route", "label", "O", "bounded-error rows: how the vertices were found (lifted edge walk, cuts of "
-                                     "the box in x, lifted basis enumeration, branch and bound, one point)"),
+        Extra("route", "label", "O", "bounded-error rows: how the vertices were found (two slices and the corners "
+                                     "between, lifted edge walk, cuts of the box in x, lifted basis enumeration, "
+                                     "branch and bound, one point)"),
     ),
 )
