@@ -249,8 +249,12 @@ def _slab_vertices(core, grp, kk, capacity):
             return None
         parts.append(P)
     ax = corners @ grp.AI[0]
-    parts.append(corners[(ax >= lo_s - tol) & (ax <= hi_s + tol)])
-    P = distinct_rows(np.vstack(parts), _grid(core.lo, core.hi))   # a corner on a face is found twice
+    between = (ax > lo_s + tol) & (ax < hi_s - tol)
+    near = ~between & (ax >= lo_s - tol) & (ax <= hi_s + tol)
+    faces = np.vstack(parts)
+    if near.any():   # a corner on a face is that slice's vertex too: merged (only these can repeat)
+        faces = distinct_rows(np.vstack([faces, corners[near]]), _grid(core.lo, core.hi))
+    P = np.vstack([faces, corners[between]])
     return None if P.shape[0] > capacity else np.ascontiguousarray(P)
 
 
