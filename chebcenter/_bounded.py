@@ -5,7 +5,7 @@ Private module, on the floor of :mod:`chebcenter.problem` (``BoxSlice`` inherits
 intervals are all points are the equality case and go through ``BoxSlice._run`` with
 ``B = L`` (the same code and the same answers as without bounds); rows with a NaN are
 INVALID_INPUT; rows with an empty interval are INFEASIBLE; the others are normalised like a
-right-hand side (``(L - A shift) / scale``) and solved by :mod:`chebcenter.intervals` on
+right-hand side (``(L - A shift) / scale``) and solved by :func:`chebcenter.dispatch.solve_bounded` on
 the core, then mapped back to the user's coordinates with the method's declared extras.
 """
 
@@ -17,8 +17,9 @@ import numpy as np
 
 from ._errors import InvalidInputError
 from ._validate import as_interval_batch, as_rhs
-from .intervals import interval_ranges, interval_vertices, solve_intervals
+from .dispatch import solve_bounded
 from .kernels.linalg import rows_times
+from .lifting import interval_ranges, interval_vertices
 from .ranges import FeatureRanges
 from .results import BatchResult, Status
 
@@ -157,7 +158,7 @@ class BoundedBatches:
             o = opts
             if spec.to_frame is not None:
                 o = spec.to_frame(self, opts, rows, N)
-            Z, R, cz, ex = solve_intervals(self._core, Lc[rows], Uc[rows], tau[rows], spec.name, o)
+            Z, R, cz, ex = solve_bounded(self._core, Lc[rows], Uc[rows], tau[rows], spec, o)
             centers[rows], radii[rows], codes[rows] = self._to_original(Z), R * self.scale, cz
             mapped = {key: _to_user(self, spec, key, val) for key, val in ex.items()}
             parts.append((rows, mapped))

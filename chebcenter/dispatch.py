@@ -16,10 +16,12 @@ import numpy as np
 
 from .core import _EPS, _PROJECT_MAXIT, CLIP_TOL, MEMBERSHIP_TOL
 from .kernels import closed_forms, linalg, projection
+from .kernels.linalg import rows_times
+from .lifting import clamp, groups
 from .methods import Context
 from .results import Status
 
-__all__ = ["check_contract", "move_into_slice", "scatter", "solve"]
+__all__ = ["check_contract", "hold_to_set", "move_into_slice", "scatter", "solve", "solve_bounded"]
 
 
 def solve(core, B, user, spec, opts, on_inconsistent):
@@ -146,6 +148,84 @@ def move_into_slice(core, B, centers, radii, codes, fix, reason, extras):
     radii[lost] = np.nan
     codes[lost] = Status.SOLVER_ERROR
     reason[lost] = "the solver's center was off S_F and could not be moved into it"
+
+
+def solve_bounded(core, Lc, Uc, tau, spec, opts):
+    """Centers, radii, statuses and extras (the core's frame) of the bounded-error sets
+    ``{x in box : Lc <= A x <= Uc}``, one per row (finite or infinite bounds, ``Lc <= Uc``,
+    ``tau`` the rows' tolerances of ``_Core.bound_tol``), by the method ``spec`` (its
+    ``bounded`` entry).
+
+    The intervals are clamped to what each row reaches over the box (a row that misses it
+    beyond tau is INFEASIBLE); the rows are grouped by their pattern of equations and vacuous
+    rows and lifted (:mod:`chebcenter.lifting`); a row whose lifted set has no point is
+    INFEASIBLE; the method runs on the rest, and every center that claims S (``lies_in ==
+    "S_F"``) is held to it (:func:`hold_to_set`). The extras are the method's declared ones,
+    allocated as they first come back."""
+    N, d = Lc.shape[0], core.d
+    centers, radii = np.full((N, d), np.nan), np.full(N, np.nan)
+    codes = np.full(N, Status.INFEASIBLE, dtype=np.int8)
+    check = np.full(N, None, dtype=object)
+    extras: dict[str, Any] = {"rhs_residual": np.zeros(N), "check": check}
+    if spec.in_feasible_set:
+        extras.update(clipped=np.zeros(N), moved=np.zeros(N))
+    Lp, Up, empty, eq = clamp(core, Lc, Uc, tau)
+    check[empty] = "an interval misses what its row reaches over the box"
+    for rows, grp in groups(core, Lp, Up, tau, eq, empty):
+        k = np.flatnonzero(grp.consistent)
+        Y0 = grp.feasible_points(k) if k.size else np.zeros((0, grp.K))
+        ok = np.all(np.isfinite(Y0), axis=1)
+        k, Y0 = k[ok], Y0[ok]
+        if k.size == 0:
+            continue
+        codes[rows[k]] = Status.OPTIMAL
+        C, R, st, ex = spec.bounded(core, grp, k, Y0, Lp[rows[k]], Up[rows[k]], opts)
+        if "check" in ex:   # the method's own findings, before the contract check adds its own
+            check[rows[k]] = ex.pop("check")
+        if spec.in_feasible_set:
+            C, R, st = hold_to_set(core, grp, k, Y0, C, R, st, check, rows, extras)
+        at = rows[k]
+        centers[at], radii[at], codes[at] = C, R, st
+        for key, val in ex.items():
+            if key not in extras:
+                extras[key] = _declared_array(spec, key, N, d)
+            extras[key][at] = val
+    return centers, radii, codes, extras
+
+
+def _declared_array(spec, key, n, d):
+    """An (n, ...) array for the method's declared extra ``key``, filled as declared."""
+    e = spec.extra(key)
+    shape = (n,) + e.trailing_shape(d)
+    return np.full(shape, None, dtype=object) if e.dtype == "O" else np.full(shape, e.fill, dtype=np.dtype(e.dtype))
+
+
+def hold_to_set(core, grp, k, Y0, X, R, codes, check, rows, extras):
+    """Each center that claims S lies in S: one outside its tolerance is projected onto S
+    (radius += the move, INACCURATE); then it is clipped into the box (``clipped``)."""
+    good = np.all(np.isfinite(X), axis=1)
+    Y = grp.lift(np.where(good[:, None], X, 0.0))
+    lo, hi, tol = grp.Lo[k], grp.Hi[k], grp.tol[k]
+    viol = np.max(np.maximum(lo - tol - Y, Y - hi - tol), axis=1, initial=0.0)
+    viol[:] = np.maximum(viol, 0.0)
+    if grp.AE.shape[0]:
+        res = np.abs(rows_times(X, grp.AE) - grp.bE[k])
+        viol = np.maximum(viol, np.max(res - grp.tauE[k], axis=1, initial=0.0))
+    off = np.flatnonzero(good & (viol > CLIP_TOL) & (codes <= Status.INACCURATE))
+    if off.size:
+        Yp, _, _ = grp.project(k[off], np.ascontiguousarray(X[off]), Y0[off])
+        Xp = grp.x_of(Yp)
+        moved = np.linalg.norm(Xp - X[off], axis=1)
+        X[off], R[off] = Xp, R[off] + moved
+        codes[off] = np.where(codes[off] == Status.OPTIMAL, Status.INACCURATE, codes[off])
+        extras["moved"][rows[k[off]]] = moved
+        check[rows[k[off]]] = [(f"{c}; " if c else "") + "the center was outside the set (moved into it)"
+                               for c in check[rows[k[off]]]]
+    Xc = np.clip(X, core.lo, core.hi)
+    extras["clipped"][rows[k]] = np.max(np.abs(np.where(good[:, None], Xc - X, 0.0)), axis=1, initial=0.0)
+    return Xc, R, codes
+
+
 
 
 def scatter(values: np.ndarray, rows: np.ndarray, n: int) -> np.ndarray:

@@ -1,6 +1,7 @@
 r"""The lifting of a bounded-error set to a box slice (docs/theory.md §8.2).
 
-Private module, on the methods' floor, below :mod:`chebcenter.intervals`. For one batch
+Private module, on the methods' floor: :func:`chebcenter.dispatch.solve_bounded` groups and
+lifts a batch here, and :mod:`chebcenter.methods.bounded` solves on the groups. For one batch
 row, the rows with ``L_j = U_j`` (after the intervals are
 clamped to what ``a_j^T x`` reaches over the box) are equalities: ``x = q + N u`` with
 ``N`` an orthonormal basis of their null space and ``q`` their minimum-norm solution. The

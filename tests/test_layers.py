@@ -22,7 +22,7 @@ CHEBCENTER_LAYERS = (
     ("chebcenter.kernels", "chebcenter._cvxpy"),
     ("chebcenter.core",),
     ("chebcenter.methods", "chebcenter.ranges", "chebcenter.lifting"),
-    ("chebcenter.dispatch", "chebcenter.sets", "chebcenter.intervals"),
+    ("chebcenter.dispatch", "chebcenter.sets"),
     ("chebcenter.problem", "chebcenter._bounded"),
     ("chebcenter.theory", "chebcenter.distributed", "chebcenter._warmup"),
     ("chebcenter", "chebcenter.cli", "chebcenter._bench", "chebcenter._bench_cases", "chebcenter.__main__"),

@@ -1,4 +1,4 @@
-"""Per-row boxes for the lifted slices of interval sets (:mod:`chebcenter.intervals`).
+"""Per-row boxes for the lifted slices of interval sets (:mod:`chebcenter.lifting`).
 
 Private module (float64 arrays only). An interval set ``{x in box : L <= A x <= U}`` is,
 in the lifted coordinates ``y = (x, A x)``, a box slice whose box ``[lo, L] x [hi, U]``

@@ -139,6 +139,11 @@ class MethodSpec:
     to_frame: Callable[..., Any] | None = None
     #: the method's own per-row extras (the dispatcher's are added by :meth:`all_extras`)
     extras: tuple[Extra, ...] = ()
+    #: the method on bounded-error rows: ``(core, group, k, Y0, L, U, options) -> (centers,
+    #: radii, codes, extras)`` (:mod:`chebcenter.methods.bounded`; the dispatcher's
+    #: :func:`chebcenter.dispatch.solve_bounded` runs it). Set in the registry
+    #: (:mod:`chebcenter.methods`), beside ``func``; None: the method has no bounded form
+    bounded: Callable[..., Any] | None = None
     #: options the bounded-error rows (an interval wider than a point) honour only at some
     #: values: option -> the values honoured there. A call that gives another value
     #: explicitly, on a batch with such rows, is refused with an error naming the option

@@ -26,7 +26,7 @@ from ._types import Context, Extra, MethodOutput, MethodSpec
 from .exact import candidate_count, exact, prefer_bnb
 from .relax import RCC1, rcc1
 
-__all__ = ["AUTO"]
+__all__ = ["AUTO", "exact_options"]
 
 
 def _subset(ctx: Context, idx: np.ndarray, options) -> Context:
@@ -36,6 +36,17 @@ def _subset(ctx: Context, idx: np.ndarray, options) -> Context:
                                radius_ball=ctx.radius_ball[idx], options=options,
                                outside=np.zeros(0, dtype=np.int64),
                                proj_outside=np.zeros((0, ctx.problem.d)))
+
+
+def exact_options(options, d, rank):
+    """The options auto gives exact on a problem of dimension d and rank ``rank``: its own
+    vertex and candidate limits, the branch and bound where it is the faster exact route
+    (rank 1 from d = 15, :func:`chebcenter.methods.exact.prefer_bnb`) at a 1e-6 gap and 5e6
+    nodes. One policy for equality rows and bounded-error rows (there, d and rank are the
+    lifted set's)."""
+    return {"max_vertices": options["max_vertices"], "max_candidates": options["max_candidates"],
+            "return_vertices": False, "algorithm": "bnb" if prefer_bnb(d, rank) else "enumerate",
+            "gap_tol": 1e-6, "max_nodes": 5_000_000}
 
 
 def auto(ctx: Context) -> MethodOutput:
@@ -51,11 +62,7 @@ def auto(ctx: Context) -> MethodOutput:
     if candidate_count(prob.d, prob.rank) <= opts["max_candidates"]:
         # rank 1 from d = 15 (exact.BNB_FROM_D): the certified branch and bound is faster there,
         # and the enumeration would likely pass the default vertex limit (2e4)
-        ex = exact(_subset(ctx, todo, {"max_vertices": opts["max_vertices"],
-                                       "max_candidates": opts["max_candidates"],
-                                       "return_vertices": False,
-                                       "algorithm": "bnb" if prefer_bnb(prob.d, prob.rank) else "enumerate",
-                                       "gap_tol": 1e-6, "max_nodes": 5_000_000}))
+        ex = exact(_subset(ctx, todo, exact_options(opts, prob.d, prob.rank)))
         done = ex.codes != Status.TOO_LARGE
         centers[done], radii[done], codes[done] = ex.centers[done], ex.radii[done], ex.codes[done]
         chosen[done] = "exact"

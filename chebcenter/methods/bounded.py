@@ -1,98 +1,52 @@
-r"""Bounded-error sets ``S = {x in [lo, hi] : L <= A x <= U}`` (docs/theory.md §8).
+r"""The estimators on bounded-error sets ``S = {x in [lo, hi] : L <= A x <= U}``
+(docs/theory.md §8), one function per method, each the ``bounded`` entry of its
+:class:`~chebcenter.methods.MethodSpec` (assembled in :mod:`chebcenter.methods`).
 
-Private module, beside :mod:`chebcenter.dispatch`: :class:`chebcenter.BoxSlice` calls
-:func:`solve_intervals` on its normalised core (box ``[-w, w]``, fixed coordinates
-substituted) for the rows of a batch whose intervals are not all points; the rows whose
-intervals are all points are the equality case and never come here.
+Each takes ``(core, group, k, Y0, L, U, options)``: the normalised core, one lifted group of
+rows (:class:`chebcenter.lifting.LiftedGroup`), the positions ``k`` of the group's nonempty
+rows, a point ``Y0`` of each row's lifted set, the rows' clamped intervals and the options,
+and returns ``(centers, radii, codes, extras)`` in the core's frame. The dispatcher
+(:func:`chebcenter.dispatch.solve_bounded`) decides emptiness before, and holds each center
+that claims S to it after (:func:`chebcenter.dispatch.hold_to_set`).
 
-The lifting to a box slice is :mod:`chebcenter.lifting`. The estimators
-(docs/chebcenter.md, "Bounded-error sets"): ``half`` (the box midpoint),
-``ls`` and ``half_star`` (today's definitions on the interval midpoint, which need not lie
-in S; their radius is the distance to the farthest box corner), ``rcc2`` (the projection
-of the box midpoint onto S: the metric QP in the lifted coordinates, with the metric zero
-on ``A_I x``), ``project`` (the same in the user's metric, from the user's anchor),
-``cls`` (the box least-squares point of ``A x = `` the interval midpoint, projected onto S),
-``rcc1`` (the EBT dual with every box row and every interval row a quadratic: the compiled
-barrier on the rows of W, certified at its weights for any weights), ``exact`` (the
-minimum enclosing ball of the vertices) and ``auto``. Every center that claims S is held to
-it: a center outside is projected onto S, its radius grows by the move and the row becomes
-INACCURATE.
+``half`` (the box midpoint), ``ls`` and ``half_star`` (the slice formulas on the interval
+midpoint, which need not lie in S; their radius is the distance to the farthest box corner),
+``rcc2`` (the projection of the box midpoint onto S: the metric QP in the lifted coordinates,
+with the metric zero on ``A_I x``), ``project`` (the same in the user's metric, from the
+user's anchor), ``cls`` (the box least-squares point of ``A x =`` the interval midpoint,
+projected onto S), ``rcc1`` (the EBT dual with every box row and every interval row a
+quadratic: the compiled barrier on the rows of W, certified at its weights for any weights),
+``exact`` (the minimum enclosing ball of the vertices, found by the route of least cost,
+docs/theory.md §8.7) and ``auto``.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
-from ._cvxpy import EbtDual, status_of
-from ._parallel import row_blocks
-from .core import CLIP_TOL, _Core
-from .kernels.ball import working_set_ball
-from .kernels.bvls import NEEDS_GELSD, bvls_rows
-from .kernels.linalg import rows_times
-from .kernels.rcc1 import COLD_MU, CONVERGED, NUMERICAL_FAILURE, ROBUST_MU, rcc1_barrier_rows
-from .kernels.rcc1_certificate import certify_rows
-from .lifting import clamp, corner_radius, groups, interval_ranges, interval_vertices, vertices_of
-from .methods.bnb import bnb_center
-from .methods.exact import _lower_in_slice
-from .methods.relax import alpha_one_certified
-from .results import Status
+from .._cvxpy import EbtDual, status_of
+from .._parallel import row_blocks
+from ..core import _Core
+from ..kernels.ball import working_set_ball
+from ..kernels.bvls import NEEDS_GELSD, bvls_rows
+from ..kernels.linalg import rows_times
+from ..kernels.rcc1 import COLD_MU, CONVERGED, NUMERICAL_FAILURE, ROBUST_MU, rcc1_barrier_rows
+from ..kernels.rcc1_certificate import certify_rows
+from ..lifting import corner_radius, vertices_of
+from ..results import Status
+from .auto import exact_options
+from .bnb import bnb_center
+from .exact import _lower_in_slice
+from .relax import alpha_one_certified
 
-__all__ = ["INTERVAL_METHODS", "interval_ranges", "interval_vertices", "solve_intervals"]
+__all__ = ["auto", "cls", "exact", "half", "half_star", "ls", "project", "rcc1", "rcc2"]
 
 _EPS = np.finfo(np.float64).eps
-_PROJECT_MAXIT = 200
-_QP_MAXIT = 2000
 _MU_MIN = 1e-9
-#: the estimators defined on interval sets
-INTERVAL_METHODS = ("half", "ls", "half_star", "cls", "rcc1", "rcc2", "exact", "auto", "project")
 
-
-def solve_intervals(core, Lc, Uc, tau, name, opts):
-    """Centers, radii, statuses and extras (the core's frame) of ``{x in box : Lc <= A x <= Uc}``
-    for every row (finite or infinite bounds, ``Lc <= Uc``), by the estimator ``name``."""
-    N, d = Lc.shape[0], core.d
-    centers, radii = np.full((N, d), np.nan), np.full(N, np.nan)
-    codes = np.full(N, Status.INFEASIBLE, dtype=np.int8)
-    check = np.full(N, None, dtype=object)
-    extras: dict[str, Any] = {"rhs_residual": np.zeros(N), "check": check}
-    if name in ("exact", "auto"):
-        extras["radius_lower"] = np.full(N, np.nan)
-    if name == "exact":
-        extras["n_vertices"] = np.full(N, -1, dtype=np.int64)
-    if name in ("exact", "auto"):
-        extras["route"] = np.full(N, None, dtype=object)
-    if name == "rcc1":
-        extras.update(eta=np.full(N, np.nan), route=np.full(N, None, dtype=object))
-    if name == "auto":
-        extras["method"] = np.full(N, None, dtype=object)
-    if name in ("cls", "rcc1", "rcc2", "exact", "auto", "project"):
-        extras.update(clipped=np.zeros(N), moved=np.zeros(N))
-    Lp, Up, empty, eq = clamp(core, Lc, Uc, tau)
-    check[empty] = "an interval misses what its row reaches over the box"
-    for rows, grp in groups(core, Lp, Up, tau, eq, empty):
-        k = np.flatnonzero(grp.consistent)
-        Y0 = grp.feasible_points(k) if k.size else np.zeros((0, grp.K))
-        ok = np.all(np.isfinite(Y0), axis=1)
-        k, Y0 = k[ok], Y0[ok]
-        if k.size == 0:
-            continue
-        codes[rows[k]] = Status.OPTIMAL
-        C, R, st, ex = _METHODS[name](core, grp, k, Y0, Lp[rows[k]], Up[rows[k]], opts)
-        if "check" in ex:   # the method's own findings, before the contract check adds its own
-            check[rows[k]] = ex.pop("check")
-        if name not in ("half", "ls", "half_star"):
-            C, R, st = _hold_to_set(core, grp, k, Y0, C, R, st, check, rows, extras)
-        at = rows[k]
-        centers[at], radii[at], codes[at] = C, R, st
-        for key, val in ex.items():
-            extras[key][at] = val
-    return centers, radii, codes, extras
-
-
-def _half(core, grp, k, Y0, L, U, opts):
+def half(core, grp, k, Y0, L, U, opts):
     X = np.zeros((k.size, core.d))
     return X, np.full(k.size, math.sqrt(core.half_diag_sq)), np.full(k.size, Status.OPTIMAL, dtype=np.int8), {}
 
@@ -103,12 +57,12 @@ def _midpoint(core, L, U):
     return rows_times(rows_times(Bbar, core.Ur.T) / core.s_r, core.Vr.T) if core.rank else np.zeros((L.shape[0], core.d))
 
 
-def _half_star(core, grp, k, Y0, L, U, opts):
+def half_star(core, grp, k, Y0, L, U, opts):
     X = _midpoint(core, L, U) + core.p_mid
     return X, corner_radius(core, X), np.full(k.size, Status.OPTIMAL, dtype=np.int8), {}
 
 
-def _ls(core, grp, k, Y0, L, U, opts):
+def ls(core, grp, k, Y0, L, U, opts):
     X = _midpoint(core, L, U) + core.p_origin
     return X, corner_radius(core, X), np.full(k.size, Status.OPTIMAL, dtype=np.int8), {}
 
@@ -129,7 +83,7 @@ def _rcc2_core(core, grp, k, Y0):
     return X, R, ok
 
 
-def _rcc2(core, grp, k, Y0, L, U, opts):
+def rcc2(core, grp, k, Y0, L, U, opts):
     X, R, ok = _rcc2_core(core, grp, k, Y0)
     return X, R, np.where(ok, Status.OPTIMAL, Status.INACCURATE).astype(np.int8), _reasons(~ok, _NO_QP)
 
@@ -154,14 +108,14 @@ def _near(core, grp, k, Y0, anchors, metric):
     return X, R, np.where(ok & ok2, Status.OPTIMAL, Status.INACCURATE).astype(np.int8), ok & ok2
 
 
-def _project(core, grp, k, Y0, L, U, opts):
+def project(core, grp, k, Y0, L, U, opts):
     a = opts["anchor"]
     anchors = np.broadcast_to(a[0], (k.size, core.d)) if opts.get("shared", True) else a[grp.rows[k]]
     X, R, st, ok = _near(core, grp, k, Y0, np.ascontiguousarray(anchors), opts["metric"])
     return X, R, st, _reasons(~ok, "a projection onto S did not converge")
 
 
-def _cls(core, grp, k, Y0, L, U, opts):
+def cls(core, grp, k, Y0, L, U, opts):
     n = k.size
     B = np.ascontiguousarray(0.5 * (L + U))
     A = np.ascontiguousarray(core.A)
@@ -198,7 +152,7 @@ def _dual_data(grp, k, Y0):
     return Q, Lo, Hi, C, T
 
 
-def _rcc1(core, grp, k, Y0, L, U, opts):
+def rcc1(core, grp, k, Y0, L, U, opts):
     n = k.size
     if grp.p == 0:
         X = grp.x_of(Y0)
@@ -322,7 +276,7 @@ def _certify(W, Q, C, T, Alpha):
     return X, Eta, ok
 
 
-def _exact(core, grp, k, Y0, L, U, opts, capacity=None):
+def exact(core, grp, k, Y0, L, U, opts, capacity=None):
     n = k.size
     capacity = int(opts["max_vertices"] if capacity is None else capacity)
     X = np.full((n, core.d), np.nan)
@@ -406,12 +360,15 @@ def _lifted_bnb(core, grp, kk, opts, r2):
     return c[:d], up, min(lower, up), Status.OPTIMAL if certified else Status.INACCURATE
 
 
-def _auto(core, grp, k, Y0, L, U, opts):
-    X, R, codes, ex = _exact(core, grp, k, Y0, L, U, opts, capacity=opts["max_vertices"])
+def auto(core, grp, k, Y0, L, U, opts):
+    """exact where its work is within auto's limits, else rcc1: the policy of equality rows
+    (:func:`chebcenter.methods.auto.exact_options`), on the lifted set's dimension and rank."""
+    ex_opts = exact_options(opts, grp.K, grp.K - grp.p)
+    X, R, codes, ex = exact(core, grp, k, Y0, L, U, ex_opts)
     method = np.full(k.size, "exact", dtype=object)
     big = np.flatnonzero(codes == Status.TOO_LARGE)
     if big.size:
-        Xr, Rr, cr, exr = _rcc1(core, grp, k[big], Y0[big], L[big], U[big], opts)
+        Xr, Rr, cr, exr = rcc1(core, grp, k[big], Y0[big], L[big], U[big], opts)
         X[big], R[big], codes[big] = Xr, Rr, cr
         method[big] = "rcc1"
         if "check" in exr:
@@ -420,35 +377,3 @@ def _auto(core, grp, k, Y0, L, U, opts):
     if "check" in ex:
         out["check"] = ex["check"]
     return X, R, codes, out
-
-
-_METHODS = {"half": _half, "ls": _ls, "half_star": _half_star, "cls": _cls, "rcc1": _rcc1, "rcc2": _rcc2,
-            "exact": _exact, "auto": _auto, "project": _project}
-
-
-def _hold_to_set(core, grp, k, Y0, X, R, codes, check, rows, extras):
-    """Each center that claims S lies in S: one outside its tolerance is projected onto S
-    (radius += the move, INACCURATE); then it is clipped into the box (``clipped``)."""
-    good = np.all(np.isfinite(X), axis=1)
-    Y = grp.lift(np.where(good[:, None], X, 0.0))
-    lo, hi, tol = grp.Lo[k], grp.Hi[k], grp.tol[k]
-    viol = np.max(np.maximum(lo - tol - Y, Y - hi - tol), axis=1, initial=0.0)
-    viol[:] = np.maximum(viol, 0.0)
-    if grp.AE.shape[0]:
-        res = np.abs(rows_times(X, grp.AE) - grp.bE[k])
-        viol = np.maximum(viol, np.max(res - grp.tauE[k], axis=1, initial=0.0))
-    off = np.flatnonzero(good & (viol > CLIP_TOL) & (codes <= Status.INACCURATE))
-    if off.size:
-        Yp, _, _ = grp.project(k[off], np.ascontiguousarray(X[off]), Y0[off])
-        Xp = grp.x_of(Yp)
-        moved = np.linalg.norm(Xp - X[off], axis=1)
-        X[off], R[off] = Xp, R[off] + moved
-        codes[off] = np.where(codes[off] == Status.OPTIMAL, Status.INACCURATE, codes[off])
-        extras["moved"][rows[k[off]]] = moved
-        check[rows[k[off]]] = [(f"{c}; " if c else "") + "the center was outside the set (moved into it)"
-                               for c in check[rows[k[off]]]]
-    Xc = np.clip(X, core.lo, core.hi)
-    extras["clipped"][rows[k]] = np.max(np.abs(np.where(good[:, None], Xc - X, 0.0)), axis=1, initial=0.0)
-    return Xc, R, codes
-
-
