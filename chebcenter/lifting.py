@@ -25,16 +25,15 @@ import numpy as np
 from scipy.optimize import linprog
 
 from ._parallel import row_blocks
-from .core import _Core
 from .kernels import intervals as lifted
-from .kernels.cuts import CUTS_OK, CUTS_TOO_MANY, cut_vertices
+from .kernels.cuts import CUTS_OK, CUTS_TOO_MANY, cut_vertices, slab_vertices
 from .kernels.edge_walk import PIVOT_OK, PIVOT_TOO_MANY, pivot_vertices
 from .kernels.linalg import rows_times
 from .kernels.projection import EMPTY, PROJECTED
 from .kernels.qp import QP_OPTIMAL
 from .kernels.simplex import RANGES_EMPTY, RANGES_OK, lp_max
 from .kernels.vertices import distinct_rows, enumerate_vertices
-from .methods.exact import candidate_count, slice_vertices
+from .methods.exact import candidate_count
 from .results import Status
 
 __all__ = ["LiftedGroup", "clamp", "corner_radius", "groups", "interval_ranges", "interval_vertices", "vacuous_rows",
@@ -89,7 +88,6 @@ class LiftedGroup:
         self.tol = np.ascontiguousarray(np.hstack([np.broadcast_to(core.coord_tol, (n, d)), tau_i]))
         self.metric = np.zeros(self.K)
         self.metric[:d] = 1.0
-        self.slab = None     # the slab route's one-row core and box corners, built on first use
 
     def x_of(self, Y):
         return np.ascontiguousarray(Y[:, : self.d])
@@ -225,38 +223,21 @@ def vertices_of(core, grp, kk, capacity, max_candidates=None):
     return np.ascontiguousarray(distinct_rows(Vt[:count], _grid(lo, hi))[:, : core.d]), ROUTE_ENUMERATE
 
 
-#: the slab route lists the box's 2^d corners (a table per group)
-_SLAB_MAX_D = 14
+#: the slab route visits the box's 2^d corners
+_SLAB_MAX_D = 16
 
 
 def _slab_vertices(core, grp, kk, capacity):
     """The vertices of a slab ``{x in box : l <= a^T x <= u}`` (one interval row, no
-    equation), or None past ``capacity``: a vertex has d active constraints, so it is a
-    vertex of the slice ``a^T x = l`` or ``a^T x = u`` (the interval face active) or a corner
-    of the box (none active) with ``l < a^T x < u``. The slices are the equality case's
-    (:func:`chebcenter.methods.exact.slice_vertices` on the one row); corners within the
-    tolerance of a face are kept as well, and the duplicates merged."""
+    equation), or None past ``capacity``: a vertex has d active constraints, so it is a box
+    corner with ``l <= a^T x <= u`` (to the tolerance) or the point where a box edge crosses
+    ``a^T x = l`` or ``= u`` (:func:`chebcenter.kernels.cuts.slab_vertices`). A crossing
+    within rounding of a corner repeats it; the repeats change no ball, and the public
+    vertex list merges them (:func:`interval_vertices`)."""
     d = core.d
-    if grp.slab is None:
-        corners = np.array([[(c >> i) & 1 for i in range(d)] for c in range(1 << d)], dtype=float)
-        grp.slab = (_Core(np.ascontiguousarray(grp.AI), core.hi.copy(), np.zeros(d), None, core.feas_tol),
-                    np.where(corners > 0, core.hi, core.lo))
-    one, corners = grp.slab
-    lo_s, hi_s, tol = grp.Lo[kk, d], grp.Hi[kk, d], grp.tol[kk, d]
-    parts = []
-    for b in (lo_s, hi_s):
-        P = slice_vertices(one, one.q_of(np.array([b])), capacity)
-        if P is None:
-            return None
-        parts.append(P)
-    ax = corners @ grp.AI[0]
-    between = (ax > lo_s + tol) & (ax < hi_s - tol)
-    near = ~between & (ax >= lo_s - tol) & (ax <= hi_s + tol)
-    faces = np.vstack(parts)
-    if near.any():   # a corner on a face is that slice's vertex too: merged (only these can repeat)
-        faces = distinct_rows(np.vstack([faces, corners[near]]), _grid(core.lo, core.hi))
-    P = np.vstack([faces, corners[between]])
-    return None if P.shape[0] > capacity else np.ascontiguousarray(P)
+    P, count = slab_vertices(np.ascontiguousarray(grp.AI[0]), core.lo, core.hi, grp.Lo[kk, d], grp.Hi[kk, d],
+                             grp.tol[kk, d])
+    return None if count > capacity else P[:count]
 
 
 #: the cuts start from the box's 2^d corners
@@ -354,7 +335,9 @@ def interval_vertices(core, Lc, Uc, tau, capacity):
     if grp.p == 0:
         return grp.x_of(Y0)
     P, _ = vertices_of(core, grp, 0, capacity)
-    return P if P is None or P.shape[0] else grp.x_of(Y0)
+    if P is not None and P.shape[0]:
+        return distinct_rows(P, _grid(core.lo, core.hi))
+    return P if P is None else grp.x_of(Y0)
 
 
 def vacuous_rows(core, Lp, Up, eq):

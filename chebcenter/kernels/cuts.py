@@ -26,7 +26,7 @@ import numpy as np
 
 from .._jit import jit
 
-__all__ = ["CUTS_EMPTY", "CUTS_OK", "CUTS_TOO_MANY", "cut_vertices"]
+__all__ = ["CUTS_EMPTY", "CUTS_OK", "CUTS_TOO_MANY", "cut_vertices", "slab_vertices"]
 
 CUTS_OK = 0
 CUTS_EMPTY = 1
@@ -298,3 +298,40 @@ def cut_vertices(G, h, tol, lo, hi, capacity):
             for i in range(d):
                 V[v, i] = min(max(x[i], lo[i]), hi[i])
     return V, n, CUTS_OK
+
+
+@jit
+def slab_vertices(a, lo, hi, lower, upper, tol):
+    """The vertices of the slab ``{x in [lo, hi] : lower <= a^T x <= upper}`` (one interval
+    row): the box corners with ``a^T x`` within ``[lower - tol, upper + tol]``, and the points
+    where a box edge crosses ``a^T x = lower`` or ``= upper`` strictly between its corners.
+    A vertex of the slab has d active constraints, so it is a corner (no face of the row
+    active) or lies on one face of the row and d - 1 box faces, that is on a box edge: the
+    two parallel cuts of the box meet only its own edges, which are known, so no adjacency
+    test is needed. Returns ``(V, count)``."""
+    d = lo.size
+    n = 1 << d
+    V = np.empty((n * (d + 1), d))      # the corners, and at most two crossings on each of d 2^(d-1) edges
+    count = 0
+    x = np.empty(d)
+    for c in range(n):
+        ax = 0.0
+        for i in range(d):
+            x[i] = hi[i] if (c >> i) & 1 else lo[i]
+            ax += a[i] * x[i]
+        if lower - tol <= ax <= upper + tol:
+            for i in range(d):
+                V[count, i] = x[i]
+            count += 1
+        for j in range(d):   # the edge to the corner with coordinate j at hi
+            if (c >> j) & 1:
+                continue
+            ax2 = ax + a[j] * (hi[j] - lo[j])
+            for b in (lower, upper):
+                if (ax - b) * (ax2 - b) < 0.0:
+                    t = (b - ax) / (ax2 - ax)
+                    for i in range(d):
+                        V[count, i] = x[i]
+                    V[count, j] = min(max(lo[j] + t * (hi[j] - lo[j]), lo[j]), hi[j])
+                    count += 1
+    return V, count

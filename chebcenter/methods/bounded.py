@@ -29,12 +29,12 @@ import numpy as np
 from .._cvxpy import EbtDual, status_of
 from .._parallel import row_blocks
 from ..core import _Core
-from ..kernels.ball import working_set_ball
+from ..kernels.ball import certified_ball, working_set_ball
 from ..kernels.bvls import NEEDS_GELSD, bvls_rows
 from ..kernels.linalg import rows_times
 from ..kernels.rcc1 import COLD_MU, CONVERGED, NUMERICAL_FAILURE, ROBUST_MU, rcc1_barrier_rows
 from ..kernels.rcc1_certificate import certify_rows
-from ..lifting import corner_radius, vertices_of
+from ..lifting import ROUTE_SLAB, corner_radius, vertices_of
 from ..results import Status
 from .auto import exact_options
 from .bnb import bnb_center
@@ -307,7 +307,14 @@ def exact(core, grp, k, Y0, L, U, opts, capacity=None):
                 P = grp.x_of(Y0[j:j + 1])
             # the walk starts from the vertices' centroid: 3x fewer steps than from the first
             # vertex on the thousands of vertices of a full-dimensional set (measured, d = 10)
-            c, radius, lower, _, status = working_set_ball(P)
+            # a slab's vertices are mostly box corners, many on one sphere: its ball goes
+            # through a working set (3x faster there); vertices in general position (the
+            # lifted walk, the cuts) are walked all at once from their centroid, which is
+            # faster on them (measured: 509 against 655 us a row at d = 10, m = 3)
+            if route[j] == ROUTE_SLAB:
+                c, radius, lower, _, status = working_set_ball(P)
+            else:
+                c, radius, lower, _, status = certified_ball(P, start=P.mean(axis=0))
             X[j], R[j], low[j], nv[j] = c, radius, min(lower, radius), P.shape[0]
             if status != 0 and radius - lower > 1e-9 * (1.0 + radius):
                 codes[j] = Status.INACCURATE

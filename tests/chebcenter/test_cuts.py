@@ -16,12 +16,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from exact_reference import exact_interval_vertices
+from reference import meb_socp
 from test_interval_certified import FAMILIES, family
 
 import chebcenter as cc
 import chebcenter.lifting as lifting
 from chebcenter import Status
-from chebcenter.kernels.cuts import CUTS_EMPTY, CUTS_OK, CUTS_TOO_MANY, cut_vertices
+from chebcenter.kernels.ball import working_set_ball
+from chebcenter.kernels.cuts import CUTS_EMPTY, CUTS_OK, CUTS_TOO_MANY, cut_vertices, slab_vertices
 
 
 def _cuts_of(A, L, U):
@@ -112,3 +114,67 @@ def test_exact_by_cuts_agrees_with_the_lifted_enumeration(k, d, h, monkeypatch):
         assert set(cuts.extras["route"]) == {lifting.ROUTE_CUTS}
     assert np.allclose(cuts.radii, lifted.radii, rtol=0, atol=1e-9)
     assert np.all(np.linalg.norm(X - cuts.centers, axis=1) <= cuts.radii + 1e-9)
+
+
+def test_a_slab_is_its_corners_between_and_the_edges_crossing_its_faces():
+    """slab_vertices against exact rational vertices on dyadic slabs (d = 2..6, one row,
+    some rows at a corner's value, one-sided and empty ones), as sets."""
+    rng = np.random.default_rng(11)
+    for trial in range(60):
+        d = 2 + trial % 5
+        a = rng.integers(-8, 9, size=d) / 8.0
+        if not a.any():
+            a[0] = 1.0
+        lo = np.zeros(d)
+        hi = rng.integers(4, 17, size=d) / 8.0
+        corners = np.array([[hi[i] if (c >> i) & 1 else lo[i] for i in range(d)] for c in range(1 << d)])
+        vals = corners @ a
+        kind = trial % 4
+        if kind == 0:    # a generic slab
+            x = np.floor(rng.random(d) * hi * 64) / 64
+            L, U = a @ x - rng.integers(0, 17) / 64, a @ x + rng.integers(0, 17) / 64
+        elif kind == 1:  # faces through corners
+            L, U = np.sort(rng.choice(vals, 2))
+        elif kind == 2:  # one-sided
+            L, U = rng.choice(vals) - 1 / 64, np.inf
+        else:            # empty
+            L, U = vals.max() + 0.25, vals.max() + 0.5
+        V = exact_interval_vertices(a[None, :], [L], [U], lo, hi).astype(float)
+        P, n = slab_vertices(a, lo, hi, L, U, 1e-12)
+        got = distinct_rows_exact(P[:n])
+        if len(V) == 0:
+            assert n == 0, trial
+            continue
+        assert _hausdorff(got, V) <= 1e-12, trial
+        assert len(got) == len(V), (trial, len(got), len(V))
+
+
+def distinct_rows_exact(P):
+    """The distinct rows of P up to 1e-12 (a crossing at a corner's value repeats it)."""
+    keep = []
+    for p in P:
+        if not any(np.max(np.abs(p - q)) <= 1e-12 for q in keep):
+            keep.append(p)
+    return np.array(keep).reshape(-1, P.shape[1])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_working_set_ball_is_the_minimum_ball(seed):
+    """working_set_ball against the SOCP on clouds of box corners and slab crossings (the
+    points the slab route gives it: many on one sphere), and on Gaussian clouds: the same
+    radius to 1e-8 relative, the radius over every point, the lower bound below it."""
+    rng = np.random.default_rng(seed)
+    d = 4 + seed % 4
+    if seed % 2:
+        a = rng.standard_normal(d)
+        x = rng.random(d)
+        P, n = slab_vertices(a, np.zeros(d), np.ones(d), a @ x - 0.3, a @ x + 0.3, 1e-12)
+        P = P[:n]
+    else:
+        P = rng.standard_normal((400, d))
+    c, r, low, sup, status = working_set_ball(P)
+    ref = meb_socp(P)[1]
+    assert status == 0
+    assert abs(r - ref) <= 1e-8 * (1 + ref)
+    assert r >= np.max(np.linalg.norm(P - c, axis=1)) - 1e-15
+    assert low <= r
