@@ -206,7 +206,11 @@ def vertices_of(core, grp, kk, capacity, max_candidates=None):
     enumeration = candidate_count(grp.K, V.shape[0])
     if grp.AE.shape[0] == 0 and core.d <= _CUTS_MAX_D:
         G, h, tol = _cut_rows(core, grp, kk)
-        if _CUTS_NS_PER_PAIR * G.shape[0] * 4.0 ** core.d / 8.0 < _ENUMERATION_NS_PER_CANDIDATE * enumeration:
+        cuts = _CUTS_NS_PER_PAIR * G.shape[0] * 4.0 ** core.d / 8.0
+        if cuts < _ENUMERATION_NS_PER_CANDIDATE * enumeration:
+            # the candidate budget holds for the cuts too, in the same time: past it, TOO_LARGE
+            if max_candidates is not None and cuts > _ENUMERATION_NS_PER_CANDIDATE * max_candidates:
+                return None, ROUTE_CUTS
             P, count, code = cut_vertices(G, h, tol, core.lo, core.hi, max(capacity, 2 ** core.d))
             if code == CUTS_OK and 0 < count <= capacity:
                 return np.ascontiguousarray(distinct_rows(P[:count], _grid(core.lo, core.hi))), ROUTE_CUTS

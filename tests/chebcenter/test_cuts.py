@@ -178,3 +178,15 @@ def test_the_working_set_ball_is_the_minimum_ball(seed):
     assert abs(r - ref) <= 1e-8 * (1 + ref)
     assert r >= np.max(np.linalg.norm(P - c, axis=1)) - 1e-15
     assert low <= r
+
+
+def test_the_candidate_budget_bounds_the_cuts_too():
+    """max_candidates caps the cuts' estimated work as it caps the enumeration's (230 ns a
+    candidate): a release over 8 classes is TOO_LARGE at a budget of 100 candidates (the cuts estimate 56 cuts x 4^6 / 8 pairs, 0.2 ms), and
+    auto then answers it with rcc1."""
+    A, L, U, _ = _release(8, 6, 2, 0.005, seed=8)
+    sl = cc.BoxSlice(A)
+    assert np.all(sl.centers(method="exact", lower=L, upper=U, max_candidates=100).status_codes == Status.TOO_LARGE)
+    res = sl.centers(method="auto", lower=L, upper=U, max_candidates=100)
+    assert list(res.extras["method"]) == ["rcc1", "rcc1"]
+    assert np.all(res.status_codes <= Status.INACCURATE)
