@@ -184,7 +184,7 @@ def vertices_of(core, grp, kk, capacity, max_candidates=None):
     * the edge walk from an LP vertex, where the lifted slice has K <= 31 coordinates and
       the walk can prove it saw every vertex (every vertex simple);
     * without equation rows, the cuts of the box in x (:func:`chebcenter.kernels.cuts.cut_vertices`):
-      about ``(number of cuts) 4^d / 8`` vertex pairs, where the enumeration visits
+      about 13 ns times ``(number of cuts) 4^d``, where the enumeration visits
       ``C(K, r) 2^(K - r)`` (basis, bound pattern) pairs; the cheaper of the two by the cost
       model below runs (a release over k = 8 classes lifts d = 6 to K = 34: 8.6e7 candidates,
       20 s a row, against 56 cuts of about 250 vertices, 3 ms);
@@ -206,7 +206,7 @@ def vertices_of(core, grp, kk, capacity, max_candidates=None):
     enumeration = candidate_count(grp.K, V.shape[0])
     if grp.AE.shape[0] == 0 and core.d <= _CUTS_MAX_D:
         G, h, tol = _cut_rows(core, grp, kk)
-        cuts = _CUTS_NS_PER_PAIR * G.shape[0] * 4.0 ** core.d / 8.0
+        cuts = _CUTS_NS_PER_CUT_4D * G.shape[0] * 4.0 ** core.d
         if cuts < _ENUMERATION_NS_PER_CANDIDATE * enumeration:
             # the candidate budget holds for the cuts too, in the same time: past it, TOO_LARGE
             if max_candidates is not None and cuts > _ENUMERATION_NS_PER_CANDIDATE * max_candidates:
@@ -247,11 +247,12 @@ def _slab_vertices(core, grp, kk, capacity):
 #: the cuts start from the box's 2^d corners
 _CUTS_MAX_D = 16
 #: the cost model of the two routes after the edge walk, in nanoseconds on this machine's
-#: kind (measured, one core): the cuts test about n^2 / 8 vertex pairs per cut with n about
-#: the 2^d corners (7 ns a pair: a k = 8 release, d = 6, 56 cuts, 4.1e5 pairs in 3 ms; d = 10
-#: with 6 cuts, 3 000 vertices, 17 ms), the enumeration about 230 ns per (basis, pattern)
-#: candidate with its pruning (8.6e7 candidates in 20 s)
-_CUTS_NS_PER_PAIR = 7.0
+#: kind (measured, one core): the cuts take about 13 ns per cut and per 4^d (their vertex
+#: pairs grow like the square of the vertices, which grow like 2^d times a factor of the
+#: cuts: a k = 8 release at d = 6, 56 cuts, 3 ms; k = 10 at d = 10, 90 cuts, 1.2 s; k = 6 at
+#: d = 10, 30 cuts, about 0.1 s, where the model says 0.4 s), the enumeration about 230 ns per
+#: (basis, pattern) candidate with its pruning (8.6e7 candidates in 20 s)
+_CUTS_NS_PER_CUT_4D = 13.0
 _ENUMERATION_NS_PER_CANDIDATE = 230.0
 
 

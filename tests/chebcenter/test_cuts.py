@@ -182,7 +182,7 @@ def test_the_working_set_ball_is_the_minimum_ball(seed):
 
 def test_the_candidate_budget_bounds_the_cuts_too():
     """max_candidates caps the cuts' estimated work as it caps the enumeration's (230 ns a
-    candidate): a release over 8 classes is TOO_LARGE at a budget of 100 candidates (the cuts estimate 56 cuts x 4^6 / 8 pairs, 0.2 ms), and
+    candidate): a release over 8 classes is TOO_LARGE at a budget of 100 candidates (the cuts estimate 13 ns x 56 cuts x 4^6, 3 ms), and
     auto then answers it with rcc1."""
     A, L, U, _ = _release(8, 6, 2, 0.005, seed=8)
     sl = cc.BoxSlice(A)
