@@ -329,6 +329,21 @@ def certified_ball(P, gap_tol=1e-9, start=None):
 
 
 @jit
+def _distances2(P, c, out):
+    """``out[j] = ||P_j - c||^2`` for every row; returns the largest."""
+    far2 = 0.0
+    for j in range(P.shape[0]):
+        s = 0.0
+        for i in range(P.shape[1]):
+            t = P[j, i] - c[i]
+            s += t * t
+        out[j] = s
+        if s > far2:
+            far2 = s
+    return far2
+
+
+@jit
 def _working_set_walk(P, maxit, first, gap_tol):
     """The compiled loop of :func:`working_set_ball`: the walking ball of the ``first``
     points farthest from the centroid, then of those plus the dim + 2 farthest points
@@ -344,12 +359,7 @@ def _working_set_walk(P, maxit, first, gap_tol):
     for i in range(dim):
         centroid[i] /= n
     d2 = np.empty(n)
-    for j in range(n):
-        s = 0.0
-        for i in range(dim):
-            t = P[j, i] - centroid[i]
-            s += t * t
-        d2[j] = s
+    _distances2(P, centroid, d2)
     order = np.argsort(-d2, kind="mergesort")
     work = np.empty(n, dtype=np.int64)
     in_work = np.zeros(n, dtype=np.bool_)
@@ -370,17 +380,10 @@ def _working_set_walk(P, maxit, first, gap_tol):
             support[j] = work[sup[j]]
         if status != 0 or r - low > gap_tol * (1.0 + r):
             return c, r, low, work[:m].copy(), max(status, 1)
-        far2 = 0.0
+        far2 = _distances2(P, c, d2)
         nout = 0
         for j in range(n):
-            s = 0.0
-            for i in range(dim):
-                t = P[j, i] - c[i]
-                s += t * t
-            d2[j] = s
-            if s > far2:
-                far2 = s
-            if s > r * r and not in_work[j]:
+            if d2[j] > r * r and not in_work[j]:
                 nout += 1
         if nout == 0 or m >= n:
             return c, max(math.sqrt(far2), r), min(low, math.sqrt(far2)), support, 0
