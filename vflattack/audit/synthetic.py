@@ -19,14 +19,18 @@ import numpy as np
 __all__ = ["run_audit", "write_inputs"]
 
 
-def write_inputs(root: pathlib.Path, rows: int, k: int, seed: int = 0) -> tuple[pathlib.Path, ...]:
+def write_inputs(root: pathlib.Path, rows: int, k: int, seed: int = 0,
+                 release: str | None = None) -> tuple[pathlib.Path, ...]:
     """model.json, predictions.parquet and passive.parquet under ``root``, written in blocks:
     d = 10 passive and 10 active features, ``k`` classes, random weights (``seed``), row
-    groups of 100 000 rows, log-probabilities; both logs in the same (random) id order."""
+    groups of 100 000 rows, log-probabilities (or, with ``release`` such as ``round:2``, the
+    probabilities that release publishes, columns p0..p{k-1}); both logs in the same (random)
+    id order."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from ..model import VFLModel
+    from ..release import Release
 
     rng = np.random.default_rng(seed)
     d, d_a, group = 10, 10, 100_000
@@ -38,9 +42,12 @@ def write_inputs(root: pathlib.Path, rows: int, k: int, seed: int = 0) -> tuple[
         for start in range(0, rows, group):
             n = min(group, rows - start)
             Y, X = rng.random((n, d_a)), rng.random((n, d))
-            S = model.predict_log_proba(Y, X)
+            if release is None:
+                S, name = model.predict_log_proba(Y, X), "logp"
+            else:
+                S, name = Release.parse(release).publish(model, Y, X), "p"
             pred = pa.table({"id": ids[start:start + n], **{f"y{j}": Y[:, j] for j in range(d_a)},
-                             **{f"logp{i}": S[:, i] for i in range(k)}})
+                             **{f"{name}{i}": S[:, i] for i in range(k)}})
             pas = pa.table({"id": ids[start:start + n], **{f"x{j}": X[:, j] for j in range(d)}})
             pred_w = pred_w or pq.ParquetWriter(root / "predictions.parquet", pred.schema)
             pas_w = pas_w or pq.ParquetWriter(root / "passive.parquet", pas.schema)
@@ -53,14 +60,15 @@ def write_inputs(root: pathlib.Path, rows: int, k: int, seed: int = 0) -> tuple[
     return root / "model.json", root / "predictions.parquet", root / "passive.parquet"
 
 
-def run_audit(root: pathlib.Path, workers: int) -> dict:
-    """The README's log-audit command in a fresh process: wall time and peak tree RSS."""
+def run_audit(root: pathlib.Path, workers: int, release: str | None = None) -> dict:
+    """The README's log-audit command in a fresh process (with ``--release`` when given):
+    wall time and peak tree RSS."""
     import psutil
 
     out = root / f"report-w{workers}"
     cmd = [sys.executable, "-m", "vflattack", "audit", "--model", str(root / "model.json"),
            "--log", str(root / "predictions.parquet"), "--passive-log", str(root / "passive.parquet"),
-           "--workers", str(workers), "--out", str(out), "--no-progress"]
+           "--workers", str(workers), "--out", str(out), "--no-progress"] + (["--release", release] if release else [])
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     ps, peak = psutil.Process(proc.pid), 0
