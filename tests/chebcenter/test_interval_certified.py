@@ -34,7 +34,9 @@ from exact_reference import exact_interval_vertices, farthest
 from reference import meb_socp
 
 import chebcenter as cc
+import chebcenter.lifting as lifting
 from chebcenter import Status
+from chebcenter.methods import relax
 
 TOL = 1e-7
 IN_S = ("cls", "rcc1", "rcc2", "exact", "auto", "project")
@@ -371,3 +373,39 @@ def test_a_budget_of_inaccurate_rows_per_family():
                 answered += int(np.sum(codes <= Status.INACCURATE))
                 inaccurate += n_inacc
     assert inaccurate <= 0.02 * answered, (inaccurate, answered)
+
+
+def test_an_unconverged_projection_keeps_a_bound_and_says_why(monkeypatch):
+    """rcc2's radius sqrt(R^2 - ||x - m||^2) bounds S only about the projection itself. A
+    QP that stops short (simulated: the lifted projection returns its feasible start and
+    says it did not converge; the equality case's Clarabel QP returns a vertex as
+    INACCURATE) must leave a radius that still bounds every vertex, and name the reason. The
+    old code reported RCC2's value about the stray point, below the farthest vertex."""
+    A, lo, hi, L, U, _ = family("plain")[2]
+    verts = _vertices("plain")[2]
+    mid, scale = 0.5 * (lo + hi), float(np.max(0.5 * (hi - lo)))
+    far = [V.astype(float)[np.argmax(np.sum((V.astype(float) - mid) ** 2, axis=1))] if len(V) else mid for V in verts]
+
+    def stalled(self, k, anchors, start, metric=None):   # a vertex of S far from the box midpoint
+        X = np.array([(far[r] - mid) / scale for r in self.rows[k]])
+        return np.ascontiguousarray(self.lift(X)), np.zeros(k.size, dtype=bool), np.zeros(k.size, dtype=np.int64)
+
+    monkeypatch.setattr(lifting.LiftedGroup, "project", stalled)
+    for method in ("rcc2", "project", "cls"):
+        res = cc.BoxSlice(A, lo, hi).centers(method=method, lower=L, upper=U)
+        for i, V in enumerate(verts):
+            if len(V) == 0:
+                continue
+            assert res.status_codes[i] == Status.INACCURATE, method
+            assert res.extras["check"][i] is not None, method
+            assert res.radii[i] >= farthest(V, res.centers[i]) - 1e-12, method
+    monkeypatch.undo()
+
+    # the equality case, rcc2 through its QP solver: a vertex of S_F instead of the projection
+    sl = cc.BoxSlice([[1.0, 1.0, 1.0]])
+    vertex = np.array([1.0, 0.5, 0.0])
+    monkeypatch.setattr(relax, "_qp_projection", lambda prob, q: ((vertex - sl.mid) / sl.scale, Status.INACCURATE))
+    r = sl.center([1.5], method="rcc2", solver="cvxpy")
+    V = sl.vertices([1.5])
+    assert r.status == Status.INACCURATE and r.extras["check"] is not None
+    assert r.radius >= np.max(np.linalg.norm(V - r.center, axis=1)) - 1e-12
