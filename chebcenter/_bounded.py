@@ -17,6 +17,7 @@ import numpy as np
 
 from ._errors import InvalidInputError
 from ._validate import as_interval_batch, as_rhs
+from .core import bound_size
 from .dispatch import solve_bounded
 from .kernels.linalg import rows_times
 from .lifting import interval_ranges, interval_vertices
@@ -68,9 +69,9 @@ class BoundedBatches:
         ``Lc``, ``Uc`` are ``(L - A shift) / s`` (the frame of the core), clamped to what each
         row reaches over the box, with every interval then no wider than ``2 tau`` (inverted
         ones by at most that included) replaced by its midpoint (so a row bounded at its
-        maximum over the box is the equation of that face); ``tau`` is the core's one row tolerance (``_Core.bound_tol``, docs/theory.md
-        §6.2), computed in that frame, so the classes do not depend on the user's units or
-        offsets. ``invalid``: a NaN; ``points``: every interval a point (the equality case);
+        maximum over the box is the equation of that face); ``tau`` is the core's one row
+        tolerance (``_Core.bound_tol``, docs/theory.md §6.2), computed in that frame, so the
+        classes do not depend on the user's units or offsets. ``invalid``: a NaN; ``points``: every interval a point (the equality case);
         ``empty``: some interval inverted beyond ``2 tau``, ``L_j = +inf`` or ``U_j = -inf``;
         ``sets``: the rest. Where every coordinate is fixed (no core) the frame is the user's,
         ``tau`` is :meth:`_fixed_tol` and no interval is snapped.
@@ -102,9 +103,7 @@ class BoundedBatches:
     def _user_magnitude(self, L, U):
         """Per row and bound, ``(|b_j| + sum_i |a_ji| |shift_i|) / s``: the size, in the core's
         frame, of what the normalisation ``(b - A shift) / s`` subtracts (its rounding)."""
-        with np.errstate(invalid="ignore"):
-            mag = np.maximum(np.where(np.isfinite(L), np.abs(L), 0.0), np.where(np.isfinite(U), np.abs(U), 0.0))
-        return (mag + self._abs_offset) / self.scale
+        return (bound_size(L, U) + self._abs_offset) / self.scale
 
     def _point_rhs(self, L, U, Bc):
         """The right-hand sides of rows whose intervals are points: the user's own where
@@ -125,9 +124,7 @@ class BoundedBatches:
         ``8 eps d (|b_j| + sum_i |a_ji| |lo_i|)``: relative to the numbers involved, with no
         absolute term (at an offset of 4e8 a relative feas_tol let a point 0.06 outside an
         interval into it)."""
-        with np.errstate(invalid="ignore"):
-            mag = np.maximum(np.where(np.isfinite(L), np.abs(L), 0.0), np.where(np.isfinite(U), np.abs(U), 0.0))
-        return 8.0 * np.finfo(float).eps * self.d * (mag + self._abs_offset)
+        return 8.0 * np.finfo(float).eps * self.d * (bound_size(L, U) + self._abs_offset)
 
     def _fixed_point_rows(self, L, U, tau):
         """Every coordinate fixed: the set is ``{lo}`` when ``L <= A lo <= U`` to the tolerance."""

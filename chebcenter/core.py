@@ -12,7 +12,7 @@ from scipy.optimize import linprog, lsq_linear
 
 from .kernels import linalg, projection
 
-__all__ = ["CLIP_TOL", "MEMBERSHIP_TOL", "_Core"]
+__all__ = ["CLIP_TOL", "MEMBERSHIP_TOL", "_Core", "bound_size", "corner_radius"]
 
 _PROJECT_MAXIT = 200
 #: a center of an S_F method may leave the box by this much (in units of the largest box
@@ -23,6 +23,19 @@ CLIP_TOL = 1e-7
 MEMBERSHIP_TOL = 1e-9
 _EPS = np.finfo(np.float64).eps
 
+
+
+def corner_radius(core, X):
+    """``max_{x in box} ||x - c||`` for each row c of X: the distance to the farthest box
+    corner, a radius that bounds every subset of the box about any center."""
+    return np.sqrt(np.sum(np.maximum(X - core.lo, core.hi - X) ** 2, axis=1))
+
+
+def bound_size(L, U):
+    """Per row and bound, the larger finite one of ``|L|``, ``|U|`` (0 where both are infinite):
+    the size of a bounded-error row's right-hand side, as the tolerances weigh it."""
+    with np.errstate(invalid="ignore"):
+        return np.maximum(np.where(np.isfinite(L), np.abs(L), 0.0), np.where(np.isfinite(U), np.abs(U), 0.0))
 
 
 class _Core:
@@ -153,9 +166,7 @@ class _Core:
         depend on the user's units or offsets."""
         absA = np.abs(self.A)
         reach = absA @ (self.hi - self.lo)
-        with np.errstate(invalid="ignore"):
-            mag = np.maximum(np.where(np.isfinite(L), np.abs(L), 0.0), np.where(np.isfinite(U), np.abs(U), 0.0))
-        mag = np.minimum(mag, 0.5 * reach)
+        mag = np.minimum(bound_size(L, U), 0.5 * reach)
         tau = self.feas_tol * (reach + mag) + 32.0 * _EPS * self.d * absA.sum(axis=1)
         if user is not None:
             tau = tau + 8.0 * _EPS * user

@@ -226,8 +226,6 @@ def hold_to_set(core, grp, k, Y0, X, R, codes, check, rows, extras):
     return Xc, R, codes
 
 
-
-
 def scatter(values: np.ndarray, rows: np.ndarray, n: int) -> np.ndarray:
     """Per-row values of the method's rows placed in an (n, ...) array; the rows the
     method did not see hold NaN (floats), 0 (integers, booleans) or None (objects)."""

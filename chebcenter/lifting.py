@@ -36,7 +36,7 @@ from .kernels.vertices import distinct_rows, enumerate_vertices
 from .methods.exact import candidate_count
 from .results import Status
 
-__all__ = ["LiftedGroup", "clamp", "corner_radius", "groups", "interval_ranges", "interval_vertices", "vacuous_rows",
+__all__ = ["LiftedGroup", "clamp", "groups", "interval_ranges", "interval_vertices", "vacuous_rows",
            "vertices_of"]
 
 _EPS = np.finfo(np.float64).eps
@@ -145,11 +145,6 @@ def _lifted_metric(Pm, K):
     P = np.zeros((K, K))
     P[:d, :d] = Pm
     return P
-
-
-def corner_radius(core, X):
-    """``max_{x in box} ||x - c||``: a bound for every subset of the box."""
-    return np.sqrt(np.sum(np.maximum(X - core.lo, core.hi - X) ** 2, axis=1))
 
 
 def clamp(core, Lc, Uc, tau):

@@ -127,7 +127,6 @@ class BoxSlice(BoundedBatches):
         self.scale = float(half[self._free].max()) if self._free.size else 1.0
         self._shift = np.where(self.fixed, lo_a, self.mid)
         self._offset = A @ self._shift if m else np.zeros(0)
-        self._offset_norm = float(np.linalg.norm(self._offset))
         #: per equation, sum_i |a_ji| |shift_i|: the size of what the normalisation subtracts
         self._abs_offset = np.abs(A) @ np.abs(self._shift) if m else np.zeros(0)
         self._core = None

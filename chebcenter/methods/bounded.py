@@ -28,13 +28,13 @@ import numpy as np
 
 from .._cvxpy import EbtDual, status_of
 from .._parallel import row_blocks
-from ..core import _Core
+from ..core import _Core, corner_radius
 from ..kernels.ball import certified_ball, working_set_ball
 from ..kernels.bvls import NEEDS_GELSD, bvls_rows
 from ..kernels.linalg import rows_times
 from ..kernels.rcc1 import COLD_MU, CONVERGED, NUMERICAL_FAILURE, ROBUST_MU, rcc1_barrier_rows
 from ..kernels.rcc1_certificate import certify_rows
-from ..lifting import ROUTE_SLAB, corner_radius, vertices_of
+from ..lifting import ROUTE_SLAB, vertices_of
 from ..results import Status
 from .auto import exact_options
 from .bnb import bnb_center

@@ -33,6 +33,7 @@ import numpy as np
 from .._cvxpy import EbtDual, ProjectionQP, status_of
 from .._parallel import row_blocks
 from .._validate import as_bool, as_positive_int, check_choice
+from ..core import corner_radius
 from ..kernels.linalg import rows_times
 from ..kernels.nnls import CHUNK as NNLS_CHUNK
 from ..kernels.nnls import nnls_rows
@@ -463,8 +464,7 @@ def rcc2(ctx: Context) -> MethodOutput:
     loose = np.flatnonzero(codes == Status.INACCURATE)
     extras = {}
     if loose.size:
-        C = centers[loose]
-        radii[loose] = np.sqrt(np.sum(np.maximum(C - prob.lo, prob.hi - C) ** 2, axis=1))
+        radii[loose] = corner_radius(prob, centers[loose])
         check = np.full(n, None, dtype=object)
         check[loose] = "the QP solver stopped short of the projection: the radius is the farthest box corner's distance"
         extras["check"] = check
