@@ -188,7 +188,7 @@ def vertices_of(core, grp, kk, capacity, max_candidates=None):
       more than ``max_candidates`` pairs (a release over k = 9 classes lifts d = 8 to K = 44,
       4.5e10 candidates, which ran for hours instead of reporting TOO_LARGE)."""
     V, beta, lo, hi = grp.V, grp.Beta[kk], grp.Lo[kk], grp.Hi[kk]
-    if grp.AE.shape[0] == 0 and grp.AI.shape[0] == 1 and core.d <= _SLAB_MAX_D:
+    if grp.AE.shape[0] == 0 and grp.AI.shape[0] == 1 and core.d <= SLAB_MAX_D:
         return _slab_vertices(core, grp, kk, capacity), ROUTE_SLAB
     if grp.K <= 31:
         x0 = np.empty(grp.K)
@@ -223,7 +223,7 @@ def vertices_of(core, grp, kk, capacity, max_candidates=None):
 
 
 #: the slab route visits the box's 2^d corners
-_SLAB_MAX_D = 16
+SLAB_MAX_D = 16
 
 
 def _slab_vertices(core, grp, kk, capacity):

@@ -75,16 +75,39 @@ ADD = 8
 
 
 @jit
-def _farthest(V, count, c, sig, W, k, floor2, topj):
+def _farthest(V, count, c, sig, W, k, floor2, topj, dg, g):
     """One pass over the candidates: the largest squared distance to ``c``, and in ``topj``
     up to ``ADD`` of the farthest candidates beyond ``floor2`` whose patterns differ from
-    the working set's ``W[:k]`` and from each other (-1 where fewer). Returns the largest."""
+    the working set's ``W[:k]`` and from each other (-1 where fewer). Returns the largest.
+
+    With ``dg`` (``||V_j - g||`` per candidate; empty: no pruning), a candidate whose
+    bound ``dg_j + ||c - g||`` (the triangle inequality, widened by 1e-12 for its
+    rounding) can neither raise the largest distance found so far nor enter ``topj`` is
+    skipped without its distance. The largest starts at the working set's own, so most of
+    the candidates deep inside the ball are skipped from the first."""
     d = V.shape[1]
     best = 0.0
     topd = np.full(ADD, -1.0)
     for a in range(ADD):
         topj[a] = -1
+    prune = dg.size > 0
+    delta = 0.0
+    if prune:
+        for i in range(d):
+            delta += (c[i] - g[i]) ** 2
+        delta = math.sqrt(delta)
+        for a in range(k):
+            s = 0.0
+            for i in range(d):
+                t = V[W[a], i] - c[i]
+                s += t * t
+            best = max(best, s)
     for j in range(count):
+        if prune:
+            ub = (dg[j] + delta) * (1.0 + 1e-12)
+            ub2 = ub * ub
+            if ub2 <= best and (ub2 <= floor2 or ub2 <= topd[ADD - 1]):
+                continue
         s = 0.0
         for i in range(d):
             t = V[j, i] - c[i]
@@ -112,7 +135,7 @@ def _farthest(V, count, c, sig, W, k, floor2, topj):
 
 
 @jit
-def _ball(V, count, sig, start, gap, W, k0, maxit):
+def _ball(V, count, sig, start, gap, W, k0, maxit, dg, g):
     """Minimum enclosing ball of ``V[:count]`` by a working set (indices kept in ``W``):
     the walk on the working set (``W[:k0]`` to begin with, or the farthest candidates from
     ``start`` if ``k0 = 0``), then the farthest candidates join it, until the farthest
@@ -123,7 +146,7 @@ def _ball(V, count, sig, start, gap, W, k0, maxit):
     c = start.copy()
     k = k0
     if k == 0:
-        _farthest(V, count, c, sig, W, 0, -1.0, topj)
+        _farthest(V, count, c, sig, W, 0, -1.0, topj, dg, g)
         for a in range(ADD):
             if topj[a] >= 0:
                 W[k] = topj[a]
@@ -160,7 +183,7 @@ def _ball(V, count, sig, start, gap, W, k0, maxit):
             W[a] = keep[a]
         k = ks
         known = ks
-        best = _farthest(V, count, c, sig, W, k, rad * rad * (1.0 + 1e-12), topj)
+        best = _farthest(V, count, c, sig, W, k, rad * rad * (1.0 + 1e-12), topj, dg, g)
         radius = math.sqrt(best)
         if radius - low <= gap * (1.0 + radius):
             return c, radius, low, k, True
@@ -341,6 +364,7 @@ def exact_rows(Vr, Beta, order, lo, hi, tol, combs, ok, binv, nonbasic, G, shift
     rhs = np.empty(cap_w)
     sol = np.empty(cap_w)
     maxit = 200 * (d + 2) + 1000
+    no_dg = np.empty(0)
     for at in range(order.size):
         row = order[at]
         beta = Beta[row]
@@ -369,7 +393,7 @@ def exact_rows(Vr, Beta, order, lo, hi, tol, combs, ok, binv, nonbasic, G, shift
         if certified:
             c, ks = cw.copy(), k0
         else:
-            c, radius, low, ks, certified = _ball(V, count, sig, start, gap, W, k0, maxit)
+            c, radius, low, ks, certified = _ball(V, count, sig, start, gap, W, k0, maxit, no_dg, start)
             if certified:   # the same ball from the canonical support (same bits, warm or not)
                 _canonical(sig, snap, count, W, ks)
                 r2, l2, ok2 = _sphere(V, count, W, ks, gap, cw, lam, work, rhs, sol)

@@ -131,3 +131,29 @@ def rounding_slack(prob, combs, ok, binv, G, nonbasic):
 def kern_capacity(d):
     """The candidate buffer's rows: at most 64 MB per thread."""
     return max(1024, (64 << 20) // (8 * d))
+
+
+def batch_slab(core, grp, k, capacity, centers, radii, lower, n_vertices):
+    """exact's batch route on slabs (one interval row, no equation: the lifting's ``K = d +
+    1``) through :func:`chebcenter.kernels.batch_slab.slab_rows`, the rows of each thread in
+    the order of their interval's midpoint. Fills the rows it certifies; returns their mask
+    (the others go row by row)."""
+    from ..kernels import batch_slab
+
+    n, d = k.size, core.d
+    if not ENABLED:
+        return np.zeros(n, dtype=bool)
+    a = np.ascontiguousarray(grp.AI[0])
+    Lw, Uw, Tol = (np.ascontiguousarray(M[k, d]) for M in (grp.Lo, grp.Hi, grp.tol))
+    flags = np.full(n, kern.FLAG_UNCERTIFIED, dtype=np.int64)
+    nv = np.zeros(n, dtype=np.int64)
+
+    def block(start, stop):
+        order = start + np.argsort(Lw[start:stop] + Uw[start:stop], kind="stable").astype(np.int64)
+        batch_slab.slab_rows(a, core.lo, core.hi, Lw, Uw, Tol, order, capacity, GAP, centers, radii, lower, nv,
+                             flags)
+
+    row_blocks(n, 1, block)
+    done = flags == kern.FLAG_DONE
+    n_vertices[done] = nv[done]
+    return done

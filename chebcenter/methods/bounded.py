@@ -34,8 +34,9 @@ from ..kernels.bvls import NEEDS_GELSD, bvls_rows
 from ..kernels.linalg import rows_times
 from ..kernels.rcc1 import COLD_MU, CONVERGED, NUMERICAL_FAILURE, ROBUST_MU, rcc1_barrier_rows
 from ..kernels.rcc1_certificate import certify_rows
-from ..lifting import ROUTE_SLAB, vertices_of
+from ..lifting import ROUTE_SLAB, SLAB_MAX_D, vertices_of
 from ..results import Status
+from ._batch_exact import batch_slab
 from .auto import exact_options
 from .bnb import bnb_center
 from .exact import _lower_in_slice
@@ -285,13 +286,20 @@ def exact(core, grp, k, Y0, L, U, opts, capacity=None):
     nv = np.full(n, -1, dtype=np.int64)
     route = np.full(n, None, dtype=object)
 
+    algorithm = opts.get("algorithm", "enumerate")
+    done = np.zeros(n, dtype=bool)
+    if grp.p and grp.AE.shape[0] == 0 and grp.K == core.d + 1 and core.d <= SLAB_MAX_D and algorithm != "bnb":
+        done = batch_slab(core, grp, k, capacity, X, R, low, nv)
+        route[done] = ROUTE_SLAB
+
     def block(start, stop):
         for j in range(start, stop):
             kk = k[j]
+            if done[j]:
+                continue
             if grp.p == 0:
                 X[j], R[j], low[j], nv[j], route[j] = grp.x_of(Y0[j:j + 1])[0], 0.0, 0.0, 1, "one point"
                 continue
-            algorithm = opts.get("algorithm", "enumerate")
             one_row = grp.AE.shape[0] == 0 and grp.K == core.d + 1   # the branch and bound's rank 1
             P, route[j] = (None, "branch and bound") if (algorithm == "bnb" and one_row) else vertices_of(
                 core, grp, kk, capacity, opts.get("max_candidates"))

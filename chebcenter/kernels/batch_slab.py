@@ -1,0 +1,208 @@
+"""Compiled ``exact`` for a batch of slabs ``{x in [lo, hi] : l <= a^T x <= u}`` that share
+``a`` and the box (one interval row per batch row: a two-class release, a rounded score).
+
+Private module: float64/int64 arrays only, no validation.
+
+A vertex of a slab is a box corner with ``l <= a^T x <= u`` or the point where a box edge
+crosses ``a^T x = l`` or ``= u`` (:func:`chebcenter.kernels.cuts.slab_vertices`). Each has a
+name that does not depend on the row: the corner's bit pattern, or (corner, edge, side).
+Rows in the order of their interval share most of their vertices' names, so, as the
+equality case's batch route (:mod:`chebcenter.kernels.batch_exact`), a row first tries the
+ball of the previous row's support names (their circumsphere, certified by its affine
+weights and the farthest vertex), then the working-set ball over its vertices.
+
+Every radius bounds the true vertices, not only their computed copies: a corner is exact,
+and a crossing, computed from ``a^T q`` at the corner q it leaves, is within its ``slack``
+of the true crossing on the same edge (the rounding of ``a^T q`` over ``|a_j|``, plus the
+interpolation's, and never more than the edge); the radius is ``max_j (||v_j - c|| +
+slack_j)``. The dual lower bound loses the support's slack. A row this kernel does not
+certify is handed back (its flag) to the row-by-row route.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._jit import jit
+from .batch_exact import ADD, FLAG_DONE, FLAG_EMPTY, FLAG_TOO_MANY, FLAG_UNCERTIFIED, _ball, _canonical, _sphere
+
+__all__ = ["slab_rows"]
+
+_EPS = 2.220446049250313e-16
+
+
+@jit
+def _slab_fill(a, lo, hi, lower, upper, tol, V, sig, slack, x):
+    """The vertices of one slab into ``V`` (with their names ``sig`` and ``slack``), as many as
+    fit; returns how many there are (more than ``V`` holds: the caller grows it and calls
+    again).
+
+    The corners are visited in Gray-code order, ``a^T x`` updated by one term a step: a
+    corner farther than ``max_j |a_j| (hi_j - lo_j)`` from the slab (plus a margin for the
+    updates' rounding, at most 2^d eps times the terms' sum) neither lies in it nor starts
+    an edge that crosses it, and is passed over. The others are computed afresh."""
+    d = lo.size
+    size = V.shape[0]
+    n_corner = np.int64(1) << np.int64(d)
+    reach = 0.0
+    total = 0.0
+    run = 0.0
+    for i in range(d):
+        reach = max(reach, abs(a[i]) * (hi[i] - lo[i]))
+        total += abs(a[i]) * max(abs(lo[i]), abs(hi[i]))
+        run += a[i] * lo[i]
+    margin = reach + 4.0 * n_corner * _EPS * total
+    count = 0
+    for gray in range(n_corner):
+        if gray > 0:   # the corner differs from the last in bit j, the lowest set bit of gray
+            j = 0
+            while not (gray >> j) & 1:
+                j += 1
+            c_prev = (gray - 1) ^ ((gray - 1) >> 1)
+            run += a[j] * (lo[j] - hi[j]) if (c_prev >> j) & 1 else a[j] * (hi[j] - lo[j])
+        if run + margin < lower - tol or run - margin > upper + tol:
+            continue
+        c = gray ^ (gray >> 1)
+        ax = 0.0
+        mag = 0.0
+        for i in range(d):
+            x[i] = hi[i] if (c >> i) & 1 else lo[i]
+            ax += a[i] * x[i]
+            mag += abs(a[i] * x[i])
+        if lower - tol <= ax <= upper + tol:
+            if count < size:
+                for i in range(d):
+                    V[count, i] = x[i]
+                sig[count] = c
+                slack[count] = 0.0
+            count += 1
+        for j in range(d):   # the edge to the corner with coordinate j at hi
+            if (c >> j) & 1:
+                continue
+            w = hi[j] - lo[j]
+            ax2 = ax + a[j] * w
+            for side in range(2):
+                b = lower if side == 0 else upper
+                if (ax - b) * (ax2 - b) < 0.0:
+                    if count < size:
+                        t = (b - ax) / (ax2 - ax)
+                        for i in range(d):
+                            V[count, i] = x[i]
+                        V[count, j] = min(max(lo[j] + t * w, lo[j]), hi[j])
+                        sig[count] = n_corner + (c * d + j) * 2 + side
+                        # |t - t*| w <= (rounding of b - a^T q) / |a_j| + the interpolation's
+                        err = (d + 4) * _EPS * (abs(b) + mag) / abs(a[j]) + 4.0 * _EPS * (abs(lo[j]) + w)
+                        slack[count] = min(err, w)
+                    count += 1
+    return count
+
+
+@jit
+def slab_rows(a, lo, hi, Lw, Uw, Tol, order, capacity, gap, centers, radii, lowers, n_vertices, flags):
+    """The rows ``order`` of the slabs ``Lw[row] <= a^T x <= Uw[row]`` (tolerances ``Tol``):
+    for each, its vertices, the ball of the previous row's support names if it certifies,
+    else the working-set ball, and the certificate (module docstring). Outputs per row:
+    ``centers``, ``radii``, ``lowers``, ``n_vertices`` and ``flags`` (the ``FLAG_*`` of
+    :mod:`chebcenter.kernels.batch_exact`: FLAG_DONE, or the row is left to the caller)."""
+    d = lo.size
+    n_corner = np.int64(1) << np.int64(d)
+    size = min(capacity, 4 * n_corner)
+    V = np.empty((size, d))
+    sig = np.empty(size, dtype=np.int64)
+    slack = np.empty(size)
+    snap = np.zeros(size, dtype=np.bool_)
+    dg = np.empty(size)
+    where = np.full(n_corner * (2 * d + 1), -1, dtype=np.int64)   # a name's vertex in this row
+    x = np.empty(d)
+    cap_w = d + 2 + ADD
+    W = np.empty(cap_w, dtype=np.int64)
+    prev = np.empty(cap_w, dtype=np.int64)
+    n_prev = 0
+    cw = np.empty(d)
+    lam = np.empty(cap_w)
+    work = np.empty((cap_w, cap_w))
+    rhs = np.empty(cap_w)
+    sol = np.empty(cap_w)
+    start = np.empty(d)
+    maxit = 200 * (d + 2) + 1000
+    for at in range(order.size):
+        row = order[at]
+        count = _slab_fill(a, lo, hi, Lw[row], Uw[row], Tol[row], V, sig, slack, x)
+        if count > capacity:
+            flags[row] = FLAG_TOO_MANY
+            n_prev = 0
+            continue
+        if count > V.shape[0]:
+            size = min(capacity, max(count, 2 * V.shape[0]))
+            V = np.empty((size, d))
+            sig = np.empty(size, dtype=np.int64)
+            slack = np.empty(size)
+            snap = np.zeros(size, dtype=np.bool_)
+            dg = np.empty(size)
+            count = _slab_fill(a, lo, hi, Lw[row], Uw[row], Tol[row], V, sig, slack, x)
+        if count == 0:
+            flags[row] = FLAG_EMPTY
+            n_prev = 0
+            continue
+        for i in range(d):
+            start[i] = 0.0
+        for j in range(count):
+            where[sig[j]] = j
+            for i in range(d):
+                start[i] += V[j, i]
+        for i in range(d):
+            start[i] /= count
+        for j in range(count):
+            s = 0.0
+            for i in range(d):
+                s += (V[j, i] - start[i]) ** 2
+            dg[j] = math.sqrt(s)
+        # the previous row's support, by name (the warm start of the equality case's batch)
+        k0 = 0
+        for q in range(n_prev):
+            if where[prev[q]] >= 0:
+                W[k0] = where[prev[q]]
+                k0 += 1
+        certified = False
+        if k0 == n_prev and k0 >= 2:
+            _canonical(sig, snap, count, W, k0)
+            radius, low, certified = _sphere(V, count, W, k0, gap, cw, lam, work, rhs, sol)
+        if certified:
+            c, ks = cw.copy(), k0
+        else:
+            c, radius, low, ks, certified = _ball(V, count, sig, start, gap, W, k0, maxit, dg[:count], start)
+            if certified:   # the same ball from the canonical support (same bits, warm or not)
+                _canonical(sig, snap, count, W, ks)
+                r2, l2, ok2 = _sphere(V, count, W, ks, gap, cw, lam, work, rhs, sol)
+                if ok2:
+                    c, radius, low = cw.copy(), r2, l2
+        for j in range(count):
+            where[sig[j]] = -1
+        n_prev = ks if certified else 0
+        for q in range(n_prev):
+            prev[q] = sig[W[q]]
+        if not certified:
+            flags[row] = FLAG_UNCERTIFIED
+            continue
+        out = 0.0
+        for j in range(count):
+            s = 0.0
+            for i in range(d):
+                t = V[j, i] - c[i]
+                s += t * t
+            out = max(out, math.sqrt(s) + slack[j])
+        delta = 0.0
+        for q in range(ks):
+            delta = max(delta, slack[W[q]])
+        low = max(0.0, min(low, out) - delta)
+        if not out - low <= gap * (1.0 + out):
+            flags[row] = FLAG_UNCERTIFIED
+            continue
+        for i in range(d):
+            centers[row, i] = c[i]
+        radii[row] = out
+        lowers[row] = low
+        n_vertices[row] = count
+        flags[row] = FLAG_DONE
