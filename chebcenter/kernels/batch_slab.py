@@ -168,16 +168,16 @@ def slab_rows(a, lo, hi, Lw, Uw, Tol, order, capacity, gap, centers, radii, lowe
         certified = False
         if k0 == n_prev and k0 >= 2:
             _canonical(sig, snap, count, W, k0)
-            radius, low, certified = _sphere(V, count, W, k0, gap, cw, lam, work, rhs, sol)
+            _, low, certified = _sphere(V, count, W, k0, gap, cw, lam, work, rhs, sol)
         if certified:
             c, ks = cw.copy(), k0
         else:
-            c, radius, low, ks, certified = _ball(V, count, sig, start, gap, W, k0, maxit, dg[:count], start)
+            c, _, low, ks, certified = _ball(V, count, sig, start, gap, W, k0, maxit, dg[:count], start)
             if certified:   # the same ball from the canonical support (same bits, warm or not)
                 _canonical(sig, snap, count, W, ks)
-                r2, l2, ok2 = _sphere(V, count, W, ks, gap, cw, lam, work, rhs, sol)
+                _, l2, ok2 = _sphere(V, count, W, ks, gap, cw, lam, work, rhs, sol)
                 if ok2:
-                    c, radius, low = cw.copy(), r2, l2
+                    c, low = cw.copy(), l2
         for j in range(count):
             where[sig[j]] = -1
         n_prev = ks if certified else 0
