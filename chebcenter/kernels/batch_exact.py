@@ -75,56 +75,62 @@ ADD = 8
 
 
 @jit
-def _farthest(V, count, c, sig, W, k, floor2, topj, dg, g):
-    """One pass over the candidates: the largest squared distance to ``c``, and in ``topj``
-    up to ``ADD`` of the farthest candidates beyond ``floor2`` whose patterns differ from
-    the working set's ``W[:k]`` and from each other (-1 where fewer). Returns the largest.
-
-    With ``dg`` (``||V_j - g||`` per candidate; empty: no pruning), a candidate whose
-    bound ``dg_j + ||c - g||`` (the triangle inequality, widened by 1e-12 for its
-    rounding) can neither raise the largest distance found so far nor enter ``topj`` is
-    skipped without its distance. The largest starts at the working set's own, so most of
-    the candidates deep inside the ball are skipped from the first."""
-    d = V.shape[1]
+def _distances2(VT, count, c, d2):
+    """``d2[j] = ||v_j - c||^2`` for the candidates stored by coordinate (``VT[i, j]``):
+    coordinate by coordinate over every candidate, a loop the compiler vectorises (on
+    the candidates' rows, one candidate at a time, it cannot: d is small and a runtime
+    value). Returns the largest."""
+    for j in range(count):
+        d2[j] = 0.0
+    for i in range(VT.shape[0]):
+        ci = c[i]
+        row = VT[i]
+        for j in range(count):
+            t = row[j] - ci
+            d2[j] += t * t
     best = 0.0
-    topd = np.full(ADD, -1.0)
-    for a in range(ADD):
+    for j in range(count):
+        best = max(best, d2[j])
+    return best
+
+
+@jit
+def _farthest(V, count, c, sig, W, k, floor2, topj, VT, d2):
+    """One pass over the candidates: the largest squared distance to ``c``, and in ``topj``
+    up to ``topj.size`` (``ADD`` in the equality case) of the farthest candidates beyond
+    ``floor2`` whose patterns differ from the working set's ``W[:k]`` and from each other
+    (-1 where fewer). Returns the largest. With ``VT`` (the candidates by coordinate, at
+    least ``count`` columns; else empty) the distances come from :func:`_distances2`."""
+    d = V.shape[1]
+    add = topj.size
+    best = 0.0
+    topd = np.full(add, -1.0)
+    for a in range(add):
         topj[a] = -1
-    prune = dg.size > 0
-    delta = 0.0
-    if prune:
-        for i in range(d):
-            delta += (c[i] - g[i]) ** 2
-        delta = math.sqrt(delta)
-        for a in range(k):
+    by_coordinate = VT.shape[1] >= count and VT.shape[1] > 0
+    if by_coordinate:
+        best = _distances2(VT, count, c, d2)
+    for j in range(count):
+        if by_coordinate:
+            s = d2[j]
+        else:
             s = 0.0
             for i in range(d):
-                t = V[W[a], i] - c[i]
+                t = V[j, i] - c[i]
                 s += t * t
             best = max(best, s)
-    for j in range(count):
-        if prune:
-            ub = (dg[j] + delta) * (1.0 + 1e-12)
-            ub2 = ub * ub
-            if ub2 <= best and (ub2 <= floor2 or ub2 <= topd[ADD - 1]):
-                continue
-        s = 0.0
-        for i in range(d):
-            t = V[j, i] - c[i]
-            s += t * t
-        best = max(best, s)
-        if s <= floor2 or s <= topd[ADD - 1]:
+        if s <= floor2 or s <= topd[add - 1]:
             continue
         dup = False
         for a in range(k):
             if sig[W[a]] == sig[j]:
                 dup = True
-        for a in range(ADD):
+        for a in range(add):
             if topj[a] >= 0 and sig[topj[a]] == sig[j]:
                 dup = True     # (a duplicate of a kept one: the nearer is dropped, good enough)
         if dup:
             continue
-        a = ADD - 1
+        a = add - 1
         while a > 0 and topd[a - 1] < s:
             topd[a] = topd[a - 1]
             topj[a] = topj[a - 1]
@@ -135,19 +141,21 @@ def _farthest(V, count, c, sig, W, k, floor2, topj, dg, g):
 
 
 @jit
-def _ball(V, count, sig, start, gap, W, k0, maxit, dg, g):
+def _ball(V, count, sig, start, gap, W, k0, maxit, VT, d2):
     """Minimum enclosing ball of ``V[:count]`` by a working set (indices kept in ``W``):
     the walk on the working set (``W[:k0]`` to begin with, or the farthest candidates from
     ``start`` if ``k0 = 0``), then the farthest candidates join it, until the farthest
     is within ``gap`` of the working set's dual bound. Returns ``(center, radius over every
-    candidate, dual lower bound, support size, certified)``; the support is ``W[:size]``."""
+    candidate, dual lower bound, support size, certified)``; the support is ``W[:size]``.
+    Each round adds up to ``W.size - d - 2`` candidates (``ADD`` in the equality case)."""
     d = V.shape[1]
-    topj = np.empty(ADD, dtype=np.int64)
+    add = W.size - d - 2
+    topj = np.empty(add, dtype=np.int64)
     c = start.copy()
     k = k0
     if k == 0:
-        _farthest(V, count, c, sig, W, 0, -1.0, topj, dg, g)
-        for a in range(ADD):
+        _farthest(V, count, c, sig, W, 0, -1.0, topj, VT, d2)
+        for a in range(add):
             if topj[a] >= 0:
                 W[k] = topj[a]
                 k += 1
@@ -183,13 +191,13 @@ def _ball(V, count, sig, start, gap, W, k0, maxit, dg, g):
             W[a] = keep[a]
         k = ks
         known = ks
-        best = _farthest(V, count, c, sig, W, k, rad * rad * (1.0 + 1e-12), topj, dg, g)
+        best = _farthest(V, count, c, sig, W, k, rad * rad * (1.0 + 1e-12), topj, VT, d2)
         radius = math.sqrt(best)
         if radius - low <= gap * (1.0 + radius):
             return c, radius, low, k, True
-        if topj[0] < 0 or k + ADD > W.size:
+        if topj[0] < 0 or k + add > W.size:
             return c, radius, low, k, False   # nothing new to add (duplicates): uncertified
-        for a in range(ADD):
+        for a in range(add):
             if topj[a] >= 0:
                 W[k] = topj[a]
                 k += 1
@@ -243,17 +251,18 @@ def _distinct(sig, snap, count):
 
 
 @jit
-def _sphere(V, count, W, k, gap, c, lam, work, rhs, sol):
+def _sphere(V, count, W, k, gap, c, lam, work, rhs, sol, VT, d2):
     """The circumsphere of ``V[W[:k]]`` as the ball of every candidate: its center into
     ``c``; ``(radius over every candidate, dual lower bound, certified)``, certified when
     the affine weights are nonnegative (the center is in the support's hull) and the
-    farthest candidate is within the gap of the bound."""
+    farthest candidate is within the gap of the bound (``VT``, ``d2``: as :func:`_farthest`)."""
     if k < 1 or not _circumcenter(V, W, k, c, lam, work, rhs, sol):
         return math.inf, 0.0, False
     for a in range(k):
         if lam[a] < -1e-12:
             return math.inf, 0.0, False
-    radius = math.sqrt(farthest2(V, count, c))
+    by_coordinate = VT.shape[1] >= count and VT.shape[1] > 0
+    radius = math.sqrt(_distances2(VT, count, c, d2) if by_coordinate else farthest2(V, count, c))
     low = math.sqrt(weighted_spread2(V, W, k, lam))
     return radius, low, radius - low <= gap * (1.0 + radius)
 
@@ -301,7 +310,7 @@ def _warm(V, count, sig, snap, prev, n_prev, W, gap, c, lam, work, rhs, sol):
     if k < 2 or k != n_prev:
         return k, math.inf, 0.0, False
     _canonical(sig, snap, count, W, k)
-    radius, low, ok = _sphere(V, count, W, k, gap, c, lam, work, rhs, sol)
+    radius, low, ok = _sphere(V, count, W, k, gap, c, lam, work, rhs, sol, np.empty((0, 0)), np.empty(0))
     return k, radius, low, ok
 
 
@@ -364,7 +373,7 @@ def exact_rows(Vr, Beta, order, lo, hi, tol, combs, ok, binv, nonbasic, G, shift
     rhs = np.empty(cap_w)
     sol = np.empty(cap_w)
     maxit = 200 * (d + 2) + 1000
-    no_dg = np.empty(0)
+    no_vt, no_d2 = np.empty((0, 0)), np.empty(0)
     for at in range(order.size):
         row = order[at]
         beta = Beta[row]
@@ -393,10 +402,10 @@ def exact_rows(Vr, Beta, order, lo, hi, tol, combs, ok, binv, nonbasic, G, shift
         if certified:
             c, ks = cw.copy(), k0
         else:
-            c, radius, low, ks, certified = _ball(V, count, sig, start, gap, W, k0, maxit, no_dg, start)
+            c, radius, low, ks, certified = _ball(V, count, sig, start, gap, W, k0, maxit, no_vt, no_d2)
             if certified:   # the same ball from the canonical support (same bits, warm or not)
                 _canonical(sig, snap, count, W, ks)
-                r2, l2, ok2 = _sphere(V, count, W, ks, gap, cw, lam, work, rhs, sol)
+                r2, l2, ok2 = _sphere(V, count, W, ks, gap, cw, lam, work, rhs, sol, no_vt, no_d2)
                 if ok2:
                     c, radius, low = cw.copy(), r2, l2
         n_vertices[row] = distinct

@@ -26,7 +26,7 @@ import math
 import numpy as np
 
 from .._jit import jit
-from .batch_exact import ADD, FLAG_DONE, FLAG_EMPTY, FLAG_TOO_MANY, FLAG_UNCERTIFIED, _ball, _canonical, _sphere
+from .batch_exact import ADD, FLAG_DONE, FLAG_EMPTY, FLAG_TOO_MANY, FLAG_UNCERTIFIED, _ball, _canonical, _distances2, _sphere
 
 __all__ = ["slab_rows"]
 
@@ -113,7 +113,8 @@ def slab_rows(a, lo, hi, Lw, Uw, Tol, order, capacity, gap, centers, radii, lowe
     sig = np.empty(size, dtype=np.int64)
     slack = np.empty(size)
     snap = np.zeros(size, dtype=np.bool_)
-    dg = np.empty(size)
+    VT = np.empty((d, size))
+    d2 = np.empty(size)
     where = np.full(n_corner * (2 * d + 1), -1, dtype=np.int64)   # a name's vertex in this row
     x = np.empty(d)
     cap_w = d + 2 + ADD
@@ -140,7 +141,8 @@ def slab_rows(a, lo, hi, Lw, Uw, Tol, order, capacity, gap, centers, radii, lowe
             sig = np.empty(size, dtype=np.int64)
             slack = np.empty(size)
             snap = np.zeros(size, dtype=np.bool_)
-            dg = np.empty(size)
+            VT = np.empty((d, size))
+            d2 = np.empty(size)
             count = _slab_fill(a, lo, hi, Lw[row], Uw[row], Tol[row], V, sig, slack, x)
         if count == 0:
             flags[row] = FLAG_EMPTY
@@ -155,10 +157,8 @@ def slab_rows(a, lo, hi, Lw, Uw, Tol, order, capacity, gap, centers, radii, lowe
         for i in range(d):
             start[i] /= count
         for j in range(count):
-            s = 0.0
             for i in range(d):
-                s += (V[j, i] - start[i]) ** 2
-            dg[j] = math.sqrt(s)
+                VT[i, j] = V[j, i]
         # the previous row's support, by name (the warm start of the equality case's batch)
         k0 = 0
         for q in range(n_prev):
@@ -168,14 +168,14 @@ def slab_rows(a, lo, hi, Lw, Uw, Tol, order, capacity, gap, centers, radii, lowe
         certified = False
         if k0 == n_prev and k0 >= 2:
             _canonical(sig, snap, count, W, k0)
-            _, low, certified = _sphere(V, count, W, k0, gap, cw, lam, work, rhs, sol)
+            _, low, certified = _sphere(V, count, W, k0, gap, cw, lam, work, rhs, sol, VT, d2)
         if certified:
             c, ks = cw.copy(), k0
         else:
-            c, _, low, ks, certified = _ball(V, count, sig, start, gap, W, k0, maxit, dg[:count], start)
+            c, _, low, ks, certified = _ball(V, count, sig, start, gap, W, k0, maxit, VT, d2)
             if certified:   # the same ball from the canonical support (same bits, warm or not)
                 _canonical(sig, snap, count, W, ks)
-                _, l2, ok2 = _sphere(V, count, W, ks, gap, cw, lam, work, rhs, sol)
+                _, l2, ok2 = _sphere(V, count, W, ks, gap, cw, lam, work, rhs, sol, VT, d2)
                 if ok2:
                     c, low = cw.copy(), l2
         for j in range(count):
@@ -186,13 +186,10 @@ def slab_rows(a, lo, hi, Lw, Uw, Tol, order, capacity, gap, centers, radii, lowe
         if not certified:
             flags[row] = FLAG_UNCERTIFIED
             continue
+        _distances2(VT, count, c, d2)
         out = 0.0
         for j in range(count):
-            s = 0.0
-            for i in range(d):
-                t = V[j, i] - c[i]
-                s += t * t
-            out = max(out, math.sqrt(s) + slack[j])
+            out = max(out, math.sqrt(d2[j]) + slack[j])
         delta = 0.0
         for q in range(ks):
             delta = max(delta, slack[W[q]])
