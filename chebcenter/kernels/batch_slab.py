@@ -34,17 +34,17 @@ _EPS = 2.220446049250313e-16
 
 
 @jit
-def _slab_fill(a, lo, hi, lower, upper, tol, V, sig, slack, x):
-    """The vertices of one slab into ``V`` (with their names ``sig`` and ``slack``), as many as
-    fit; returns how many there are (more than ``V`` holds: the caller grows it and calls
-    again).
+def _slab_fill(a, lo, hi, lower, upper, tol, VT, sig, slack, x):
+    """The vertices of one slab into ``VT`` by coordinate (vertex j is ``VT[:, j]``; with
+    their names ``sig`` and ``slack``), as many as fit; returns how many there are (more
+    than ``VT`` holds: the caller grows it and calls again).
 
     The corners are visited in Gray-code order, ``a^T x`` updated by one term a step: a
     corner farther than ``max_j |a_j| (hi_j - lo_j)`` from the slab (plus a margin for the
     updates' rounding, at most 2^d eps times the terms' sum) neither lies in it nor starts
     an edge that crosses it, and is passed over. The others are computed afresh."""
     d = lo.size
-    size = V.shape[0]
+    size = VT.shape[1]
     n_corner = np.int64(1) << np.int64(d)
     reach = 0.0
     total = 0.0
@@ -52,45 +52,76 @@ def _slab_fill(a, lo, hi, lower, upper, tol, V, sig, slack, x):
     for i in range(d):
         reach = max(reach, abs(a[i]) * (hi[i] - lo[i]))
         total += abs(a[i]) * max(abs(lo[i]), abs(hi[i]))
+        x[i] = lo[i]
         run += a[i] * lo[i]
     margin = reach + 4.0 * n_corner * _EPS * total
+    # the edges by the step a_j w_j they make in a^T x, rising ones and falling ones each
+    # from the largest: an edge from a corner crosses a^T x = b only if its step is larger
+    # than the corner's distance to b, in b's direction, so each list is walked only that far
+    aw = np.empty(d)
+    for i in range(d):
+        aw[i] = a[i] * (hi[i] - lo[i])
+    by_size = np.argsort(-np.abs(aw))
+    rise = np.empty(d, dtype=np.int64)
+    fall = np.empty(d, dtype=np.int64)
+    n_rise = n_fall = 0
+    for q in range(d):
+        i = by_size[q]
+        if aw[i] > 0.0:
+            rise[n_rise] = i
+            n_rise += 1
+        elif aw[i] < 0.0:
+            fall[n_fall] = i
+            n_fall += 1
     count = 0
+    c = np.int64(0)
     for gray in range(n_corner):
         if gray > 0:   # the corner differs from the last in bit j, the lowest set bit of gray
             j = 0
             while not (gray >> j) & 1:
                 j += 1
-            c_prev = (gray - 1) ^ ((gray - 1) >> 1)
-            run += a[j] * (lo[j] - hi[j]) if (c_prev >> j) & 1 else a[j] * (hi[j] - lo[j])
+            c ^= np.int64(1) << j
+            if (c >> j) & 1:
+                x[j] = hi[j]
+                run += aw[j]
+            else:
+                x[j] = lo[j]
+                run -= aw[j]
         if run + margin < lower - tol or run - margin > upper + tol:
             continue
-        c = gray ^ (gray >> 1)
         ax = 0.0
         mag = 0.0
         for i in range(d):
-            x[i] = hi[i] if (c >> i) & 1 else lo[i]
             ax += a[i] * x[i]
             mag += abs(a[i] * x[i])
         if lower - tol <= ax <= upper + tol:
             if count < size:
                 for i in range(d):
-                    V[count, i] = x[i]
+                    VT[i, count] = x[i]
                 sig[count] = c
                 slack[count] = 0.0
             count += 1
-        for j in range(d):   # the edge to the corner with coordinate j at hi
-            if (c >> j) & 1:
-                continue
-            w = hi[j] - lo[j]
-            ax2 = ax + a[j] * w
-            for side in range(2):
-                b = lower if side == 0 else upper
+        for side in range(2):
+            b = lower if side == 0 else upper
+            gap = ax - b
+            up = gap < 0.0
+            n_walk = n_rise if up else n_fall
+            # the step must beat |gap|; 1e-12 of slack in the cut-off, the exact test below
+            need = abs(gap) * (1.0 - 1e-12)
+            for q in range(n_walk):
+                j = rise[q] if up else fall[q]
+                w = hi[j] - lo[j]
+                if abs(aw[j]) <= need:
+                    break
+                if (c >> j) & 1:   # the edge to the corner with coordinate j at hi
+                    continue
+                ax2 = ax + a[j] * w
                 if (ax - b) * (ax2 - b) < 0.0:
                     if count < size:
                         t = (b - ax) / (ax2 - ax)
                         for i in range(d):
-                            V[count, i] = x[i]
-                        V[count, j] = min(max(lo[j] + t * w, lo[j]), hi[j])
+                            VT[i, count] = x[i]
+                        VT[j, count] = min(max(lo[j] + t * w, lo[j]), hi[j])
                         sig[count] = n_corner + (c * d + j) * 2 + side
                         # |t - t*| w <= (rounding of b - a^T q) / |a_j| + the interpolation's
                         err = (d + 4) * _EPS * (abs(b) + mag) / abs(a[j]) + 4.0 * _EPS * (abs(lo[j]) + w)
@@ -109,11 +140,10 @@ def slab_rows(a, lo, hi, Lw, Uw, Tol, order, capacity, gap, centers, radii, lowe
     d = lo.size
     n_corner = np.int64(1) << np.int64(d)
     size = min(capacity, 4 * n_corner)
-    V = np.empty((size, d))
+    VT = np.empty((d, size))
     sig = np.empty(size, dtype=np.int64)
     slack = np.empty(size)
     snap = np.zeros(size, dtype=np.bool_)
-    VT = np.empty((d, size))
     d2 = np.empty(size)
     where = np.full(n_corner * (2 * d + 1), -1, dtype=np.int64)   # a name's vertex in this row
     x = np.empty(d)
@@ -130,35 +160,31 @@ def slab_rows(a, lo, hi, Lw, Uw, Tol, order, capacity, gap, centers, radii, lowe
     maxit = 200 * (d + 2) + 1000
     for at in range(order.size):
         row = order[at]
-        count = _slab_fill(a, lo, hi, Lw[row], Uw[row], Tol[row], V, sig, slack, x)
+        count = _slab_fill(a, lo, hi, Lw[row], Uw[row], Tol[row], VT, sig, slack, x)
         if count > capacity:
             flags[row] = FLAG_TOO_MANY
             n_prev = 0
             continue
-        if count > V.shape[0]:
-            size = min(capacity, max(count, 2 * V.shape[0]))
-            V = np.empty((size, d))
+        if count > VT.shape[1]:
+            size = min(capacity, max(count, 2 * VT.shape[1]))
+            VT = np.empty((d, size))
             sig = np.empty(size, dtype=np.int64)
             slack = np.empty(size)
             snap = np.zeros(size, dtype=np.bool_)
-            VT = np.empty((d, size))
             d2 = np.empty(size)
-            count = _slab_fill(a, lo, hi, Lw[row], Uw[row], Tol[row], V, sig, slack, x)
+            count = _slab_fill(a, lo, hi, Lw[row], Uw[row], Tol[row], VT, sig, slack, x)
         if count == 0:
             flags[row] = FLAG_EMPTY
             n_prev = 0
             continue
-        for i in range(d):
-            start[i] = 0.0
+        V = VT.T   # vertex j is V[j] (a view: the ball's small solves read its rows)
         for j in range(count):
             where[sig[j]] = j
-            for i in range(d):
-                start[i] += V[j, i]
         for i in range(d):
-            start[i] /= count
-        for j in range(count):
-            for i in range(d):
-                VT[i, j] = V[j, i]
+            s = 0.0
+            for j in range(count):
+                s += VT[i, j]
+            start[i] = s / count
         # the previous row's support, by name (the warm start of the equality case's batch)
         k0 = 0
         for q in range(n_prev):

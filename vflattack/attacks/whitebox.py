@@ -23,6 +23,7 @@ __all__ = ["AttackResult", "BASELINES", "DEFAULT_METHODS", "PRIOR_METHODS", "Pri
 #: what an adversary can do without any score: a uniform random guess in the box,
 #: and the training-set feature mean (when the caller supplies it)
 BASELINES = ("random", "mean")
+_NAMES = {None: "INVALID_SCORES", **{s: s.name for s in cc.Status}}
 DEFAULT_METHODS = ("half", "ls", "half_star", "cls", "rcc1", "rcc2", "exact")
 
 
@@ -76,11 +77,16 @@ class AttackResult:
     def status_counts(self) -> dict:
         """``{method: {status name: rows}}`` (invalid score rows count as ``INVALID_SCORES``)."""
         out = {}
-        for name, st in self.status.items():
-            names = ["INVALID_SCORES" if s is None else s.name for s in st]
-            keys, nums = np.unique(np.array(names, dtype=object).astype(str), return_counts=True)
+        for name in self.status:
+            keys, nums = np.unique(np.array(self.status_names(name), dtype=object).astype(str), return_counts=True)
             out[name] = {str(k): int(v) for k, v in zip(keys, nums)}
         return out
+
+    def status_names(self, method: str) -> list:
+        """The status name of each row of ``method`` (``INVALID_SCORES`` for invalid score
+        rows). A table lookup: an enum member's ``.name`` costs a descriptor call per row,
+        0.3 s of a 25 000-row log partition."""
+        return [_NAMES[s] for s in self.status[method]]
 
     def mse(self, X_true: Any, per_feature: bool = False, rows: Any = None) -> dict:
         """Per-feature MSE ``(1/(N d)) sum ||X_n - Xhat_n||^2`` per method (docs/theory.md §2).

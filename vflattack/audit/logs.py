@@ -150,7 +150,7 @@ def _attack_read_partition(part, model, methods, prior, method_options, part_pat
     for m in methods:
         for j in range(d):
             out[f"{m}_x{j}"] = res.reconstructions[m][:, j]
-        out[f"{m}_status"] = ["INVALID_SCORES" if s is None else s.name for s in res.status[m]]
+        out[f"{m}_status"] = res.status_names(m)
     pd.DataFrame(out).to_parquet(part_path, index=False)
     summary = {"rows": int(len(df)), "status": counts,
                # scores that look rounded, taken as exact: the report says which release to audit with
