@@ -33,6 +33,8 @@ import os
 
 import numpy as np
 import pytest
+from interval_reference import brute_vertices as interval_vertices
+from interval_reference import clamped
 from reference import brute_vertices, meb_socp
 from tolerances import TOL
 
@@ -99,8 +101,11 @@ FAMILIES = ("gaussian", "integer", "sparse", "lowrank", "signed_zeros", "near_pa
             "fixed", "corners", "edges")
 
 
-def _reference(A, lo, hi, b):
-    V = brute_vertices(A, b, lo, hi)
+def _reference(A, lo, hi, b, w=None):
+    """Brute-force vertices and the SOCP radius; with ``w``, of the interval set
+    ``b - w <= A x <= b + w`` (interval_reference: x-space faces, another algorithm than the
+    library's lifting and routes)."""
+    V = brute_vertices(A, b, lo, hi) if w is None else interval_vertices(A, b - w, b + w, lo, hi)
     if V.shape[0] == 0:
         return V, np.nan
     if V.shape[0] == 1:
@@ -108,11 +113,13 @@ def _reference(A, lo, hi, b):
     return V, meb_socp(V)[1]
 
 
-def _solve_all(A, lo, hi, B, s, t0):
-    """Every method on the instance mapped by x -> s x + s t0; answers mapped back."""
+def _solve_all(A, lo, hi, B, s, t0, W=None):
+    """Every method on the instance mapped by x -> s x + s t0; answers mapped back. With
+    ``W``, the rows are the intervals ``B -/+ W`` (mapped to ``s B + A t -/+ s W``)."""
     t = s * t0
     P = cc.BoxSlice(A, s * lo + t, s * hi + t)
     Bs = s * B + (A @ t)
+    bounds = {} if W is None else {"lower": Bs - s * W, "upper": Bs + s * W}
     out = {}
     d = A.shape[1]
     # project: an anchor off the midpoint and a full metric, both mapped with the box
@@ -120,15 +127,18 @@ def _solve_all(A, lo, hi, B, s, t0):
     S0 = np.diag(1.0 + np.arange(d) / d) + 0.3 * np.ones((d, d)) / d
     for method in METHODS:
         opts = {"anchor": s * a0 + t, "metric": s * s * S0} if method == "project" else {}
-        r = P.centers(Bs, method=method, **opts)
+        r = P.centers(None if W is not None else Bs, method=method, **opts, **bounds)
         out[method] = ((r.centers - t) / s, r.radii / s, r.status_codes.copy())
-    fr = P.feature_ranges(Bs)
+    fr = P.feature_ranges(None if W is not None else Bs, **bounds)
     out["_ranges"] = ((fr.lower - t) / s, (fr.upper - t) / s, fr.status_codes.copy())
     return out
 
 
-def _check_base(A, lo, hi, B, out, found, refs):
-    """Contract checks of one scale's answers against the brute-force references.
+def _check_base(A, lo, hi, B, out, found, refs, W=None):
+    """Contract checks of one scale's answers against the brute-force references (with
+    ``W``: of the interval sets ``B -/+ W``, where membership is ``|A c - b| <= w`` and
+    ls and half_star, which solve on the interval's midpoint, meet ``A c =`` the midpoint of
+    the interval clamped to what the row reaches over the box).
 
     The vertices of an ill-conditioned slice are only determined to about eps cond(A)
     (forward error, the same for the reference and the library), so the bound test allows
@@ -139,13 +149,15 @@ def _check_base(A, lo, hi, B, out, found, refs):
     sv = sv[sv > sv[0] * 1e-13]
     bound = BOUND + 100 * np.finfo(float).eps * sv[0] / sv[-1]
     for n, b in enumerate(B):
+        w = None if W is None else W[n]
         if n not in refs:
-            refs[n] = _reference(A, lo, hi, b)
+            refs[n] = _reference(A, lo, hi, b, w)
         V, rstar = refs[n]
         if V.shape[0] == 0:
             found["reference empty"] += 1
             continue
         lower, upper, rcodes = out["_ranges"]
+        found["ranges rows"] += 1
         if rcodes[n] == cc.Status.OPTIMAL:  # the feature ranges are the vertices' extremes
             np.testing.assert_allclose(lower[n], V.min(axis=0), atol=bound * unit, rtol=0)
             np.testing.assert_allclose(upper[n], V.max(axis=0), atol=bound * unit, rtol=0)
@@ -153,14 +165,20 @@ def _check_base(A, lo, hi, B, out, found, refs):
             found[f"ranges {cc.Status(rcodes[n]).name}"] += 1
         for method in METHODS:
             C, R, codes = out[method]
+            found[f"{method} rows"] += 1
             if codes[n] != cc.Status.OPTIMAL:
+                # a nonempty set is never INFEASIBLE; any other status is counted (a budget)
+                assert codes[n] != cc.Status.INFEASIBLE, (method, n, "INFEASIBLE on a nonempty set")
                 found[f"{method} {cc.Status(codes[n]).name}"] += 1
                 continue
             c, radius = C[n], R[n]
-            res = np.linalg.norm(A @ c - b) / (np.linalg.norm(A, 2) * (np.linalg.norm(c) + 1) + np.linalg.norm(b))
+            scale_b = np.linalg.norm(A, 2) * (np.linalg.norm(c) + 1) + np.linalg.norm(b)
+            mid = b if w is None else 0.5 * np.add(*clamped(A, b - w, b + w, lo, hi))
+            res = np.linalg.norm(A @ c - mid) / scale_b
+            inside = res if w is None else np.linalg.norm(np.maximum(np.abs(A @ c - b) - w, 0.0)) / scale_b
             if method in ("cls", "rcc1", "rcc2", "exact", "project"):
                 viol = max(np.max(lo - c), np.max(c - hi), 0.0) / unit
-                assert viol <= MEMBER and res <= MEMBER, (method, n, viol, res)
+                assert viol <= MEMBER and inside <= MEMBER, (method, n, viol, inside)
             if method in ("half_star", "ls"):
                 assert res <= MEMBER, (method, n, res)
             worst = np.max(np.linalg.norm(V - c, axis=1))
@@ -201,21 +219,43 @@ def _check_equivariance(ref, got, unit, s, rank_deficient):
         np.testing.assert_allclose(Cg[ok], Cr[ok], atol=tol, rtol=0, err_msg=f"{method} center at s = {s}")
 
 
-def _run(fam, seed, rows, found):
+#: the most rows of a family (over its scales) that one method may leave non-OPTIMAL. A
+#: non-OPTIMAL row keeps its contract (checked above), but it is a weaker answer; what the
+#: budget catches is a family going INACCURATE or TOO_LARGE wholesale, the way interval
+#: rows once went INFEASIBLE at offsets. A quarter: rcc1's certificate misses its gap on
+#: the relaxation's flat optima (slices through box corners, 7 of 28 rows on one instance
+#: of the corners family); every other method leaves none on these families.
+BUDGET = 0.25
+
+
+def _assert_budget(found):
+    for method in METHODS + ("ranges",):
+        rows = found[f"{method} rows"]
+        missed = sum(v for k, v in found.items() if k.startswith(f"{method} ") and not k.endswith(" rows"))
+        assert missed <= BUDGET * max(rows, 1), (method, missed, rows, dict(found))
+
+
+def _run(fam, seed, rows, found, intervals=False):
     A, lo, hi, X = family(fam, seed, rows)
     rng = np.random.default_rng(seed + 1)
     t0 = rng.uniform(-5, 5, A.shape[1])
     B = X @ A.T
+    W = None
+    if intervals:
+        # half-widths 0.5 % to 5 % of what each row reaches over the box, one row in four
+        # an equation (w = 0): the planted record stays inside its set
+        reach = np.abs(A) @ np.maximum(np.abs(lo), np.abs(hi))
+        W = reach * rng.uniform(0.005, 0.05, B.shape) * (rng.random(B.shape) >= 0.25)
     refs = {}
-    ref = _solve_all(A, lo, hi, B, 1.0, t0)
-    _check_base(A, lo, hi, B, ref, found, refs)
+    ref = _solve_all(A, lo, hi, B, 1.0, t0, W)
+    _check_base(A, lo, hi, B, ref, found, refs, W)
     unit = max(0.5 * (hi - lo).max(), 1e-300)
     rank_deficient = np.linalg.matrix_rank(A) < A.shape[0]
     for s in SCALES:
         if s == 1.0:
             continue
-        got = _solve_all(A, lo, hi, B, s, t0)
-        _check_base(A, lo, hi, B, got, found, refs)
+        got = _solve_all(A, lo, hi, B, s, t0, W)
+        _check_base(A, lo, hi, B, got, found, refs, W)
         _check_equivariance(ref, got, unit, s, rank_deficient)
         found["instances"] += rows * len(METHODS)
 
@@ -228,6 +268,20 @@ def test_differential_family(fam, seed):
     found = Counter()
     _run(fam, 100 * seed + FAMILIES.index(fam), ROWS, found)
     assert found["instances"] > 0
+    _assert_budget(found)
+
+
+@pytest.mark.parametrize("fam", FAMILIES)
+@pytest.mark.parametrize("seed", [0, 1])
+def test_differential_family_on_interval_rows(fam, seed):
+    """The same families with every row an interval (a quarter of them equations), at every
+    scale, against the x-space brute force of interval_reference."""
+    from collections import Counter
+
+    found = Counter()
+    _run(fam, 100 * seed + FAMILIES.index(fam), 4, found, intervals=True)
+    assert found["instances"] > 0
+    _assert_budget(found)
 
 
 @pytest.mark.slow
