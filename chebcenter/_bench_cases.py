@@ -337,6 +337,8 @@ CASES: dict[str, Callable] = {
     "interval_rcc1_scs_10_1": lambda: _case_interval("rcc1", 10, 1, 500, 2, "scs"),
     "interval_rcc1_scs_10_3": lambda: _case_interval("rcc1", 10, 3, 500, 2, "scs"),
     "interval_rcc1_scs_50_3": lambda: _case_interval("rcc1", 50, 3, 32, 1, "scs"),
+    "interval_rcc2_10_1": lambda: _case_interval("rcc2", 10, 1, 10_000, 10_000, "equality"),
+    "interval_rcc2_10_3": lambda: _case_interval("rcc2", 10, 3, 10_000, 10_000, "equality"),
     "interval_exact_10_1": lambda: _case_interval("exact", 10, 1, 200, 200, "equality"),
     "interval_exact_10_3": lambda: _case_interval("exact", 10, 3, 200, 200, "equality"),
     "interval_ranges_10_1": lambda: _case_interval("ranges", 10, 1, 10_000, 10_000, "equality"),

@@ -24,7 +24,7 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 NUMERICS_MODULES = frozenset({
     "test_auto", "test_batch_exact", "test_bnb", "test_certified", "test_cls", "test_degenerate", "test_differential",
     "test_batch_slab", "test_cuts", "test_exact", "test_interval_certified", "test_kernels",
-    "test_project", "test_properties", "test_ranges", "test_relax", "test_reliability", "test_reproducible",
+    "test_project", "test_properties", "test_ranges", "test_rcc2_intervals", "test_relax", "test_reliability", "test_reproducible",
     "test_sets", "test_sets_scale", "test_theory", "test_va_model_attack", "test_va_prior", "test_va_threats",
 })
 

@@ -34,6 +34,7 @@ from ..kernels.bvls import NEEDS_GELSD, bvls_rows
 from ..kernels.linalg import rows_times
 from ..kernels.rcc1 import COLD_MU, CONVERGED, NUMERICAL_FAILURE, ROBUST_MU, rcc1_barrier_rows
 from ..kernels.rcc1_certificate import certify_rows
+from ..kernels.rcc2_intervals import RCC2_OPTIMAL, rcc2_interval_rows
 from ..lifting import ROUTE_SLAB, SLAB_MAX_D, vertices_of
 from ..results import Status
 from ._batch_exact import batch_slab
@@ -68,6 +69,10 @@ def ls(core, grp, k, Y0, L, U, opts):
     return X, corner_radius(core, X), np.full(k.size, Status.OPTIMAL, dtype=np.int8), {}
 
 
+#: the dual coordinate ascent of rcc2 without equation rows: sweeps, and the gap between
+#: ||c||^2 and its Lagrangian bound (relative to 1 + H) at which a row is OPTIMAL
+_DUAL_SWEEPS = 200
+_DUAL_GAP = 1e-12
 #: why an unconverged projection's row is INACCURATE, and what its radius is then
 _NO_QP = "the projection onto S did not converge: the radius is the farthest box corner's distance"
 
@@ -77,10 +82,22 @@ def _rcc2_core(core, grp, k, Y0):
     ``sqrt(R^2 - ||x||^2)`` bounds S only at the projection itself (its variational
     inequality); where the QP did not converge the row gets the farthest box corner's distance
     instead, which bounds every subset of the box about any point."""
-    Y, ok, _ = grp.project(k, np.zeros((k.size, core.d)), Y0)
-    X = grp.x_of(Y)
-    R = np.sqrt(np.maximum(core.half_diag_sq - np.sum(X * X, axis=1), 0.0))
-    R = np.where(ok, R, corner_radius(core, X))
+    n, d = k.size, core.d
+    X, R, ok = np.full((n, d), np.nan), np.full(n, np.nan), np.zeros(n, dtype=bool)
+    if grp.p and grp.AE.shape[0] == 0:
+        # no equation rows: the dual's coordinate ascent, its radius certified at any dual
+        # point (kernels/rcc2_intervals); rows it does not certify go to the QP below
+        Lw, Uw, Tol = (np.ascontiguousarray(M[k, d:]) for M in (grp.Lo, grp.Hi, grp.tol))
+        st = np.ones(n, dtype=np.int64)
+        row_blocks(n, 1, lambda a, b: rcc2_interval_rows(grp.AI, core.hi, Lw[a:b], Uw[a:b], Tol[a:b], _DUAL_SWEEPS,
+                                                         _DUAL_GAP, X[a:b], R[a:b], st[a:b]))
+        ok = st == RCC2_OPTIMAL
+    todo = np.flatnonzero(~ok)
+    if todo.size:
+        Y, ok_q, _ = grp.project(k[todo], np.zeros((todo.size, d)), Y0[todo])
+        Xq = grp.x_of(Y)
+        Rq = np.sqrt(np.maximum(core.half_diag_sq - np.sum(Xq * Xq, axis=1), 0.0))
+        X[todo], R[todo], ok[todo] = Xq, np.where(ok_q, Rq, corner_radius(core, Xq)), ok_q
     return X, R, ok
 
 
