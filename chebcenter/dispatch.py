@@ -204,7 +204,7 @@ def hold_to_set(core, grp, k, Y0, X, R, codes, check, rows, extras):
     """Each center that claims S lies in S: one outside its tolerance is projected onto S
     (radius += the move, INACCURATE); then it is clipped into the box (``clipped``)."""
     good = np.all(np.isfinite(X), axis=1)
-    Y = grp.lift(np.where(good[:, None], X, 0.0))
+    Y = grp.apply(np.where(good[:, None], X, 0.0))
     lo, hi, tol = grp.Lo[k], grp.Hi[k], grp.tol[k]
     viol = np.max(np.maximum(lo - tol - Y, Y - hi - tol), axis=1, initial=0.0)
     viol[:] = np.maximum(viol, 0.0)
@@ -214,7 +214,7 @@ def hold_to_set(core, grp, k, Y0, X, R, codes, check, rows, extras):
     off = np.flatnonzero(good & (viol > CLIP_TOL) & (codes <= Status.INACCURATE))
     if off.size:
         Yp, _, _ = grp.project(k[off], np.ascontiguousarray(X[off]), Y0[off])
-        Xp = grp.x_of(Yp)
+        Xp = grp.invert(Yp)
         moved = np.linalg.norm(Xp - X[off], axis=1)
         X[off], R[off] = Xp, R[off] + moved
         codes[off] = np.where(codes[off] == Status.OPTIMAL, Status.INACCURATE, codes[off])

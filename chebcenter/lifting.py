@@ -45,7 +45,15 @@ _QP_MAXIT = 2000
 
 
 class LiftedGroup:
-    """The rows of a batch with one equality pattern, lifted (module docstring)."""
+    """The rows of a batch with one equality pattern, lifted (module docstring).
+
+    It is the reduction in front of the methods on bounded-error rows, as CVXPY's
+    reductions are: the methods solve on the lifted box slice (``V``, ``Beta``, ``Lo``, ``Hi``,
+    ``tol``, with the metric on x's coordinates only), :meth:`apply` maps points of S into
+    it and :meth:`invert` maps the answers back. The map is affine and one to one on S, and
+    distances in x are the lifted metric's, so a ball, a vertex list or a projection keeps
+    its meaning both ways. The routes of :func:`vertices_of` that work in x itself (the
+    slab, the cuts) read the group's x-space rows ``AI`` and bounds directly."""
 
     def __init__(self, core, rows, eq, Lp, Up, tau, vacuous=None):
         A, d = core.A, core.d
@@ -89,11 +97,13 @@ class LiftedGroup:
         self.metric = np.zeros(self.K)
         self.metric[:d] = 1.0
 
-    def x_of(self, Y):
-        return np.ascontiguousarray(Y[:, : self.d])
-
-    def lift(self, X):
+    def apply(self, X):
+        """Points of S (x, the core's frame, one row each) to the lifted slice: ``y = (x, A_I x)``."""
         return np.hstack([X, rows_times(X, self.AI)])
+
+    def invert(self, Y):
+        """The methods' answers on the lifted slice (centers, vertices, points) back to x."""
+        return np.ascontiguousarray(Y[:, : self.d])
 
     def feasible_points(self, k):
         """A point of the lifted slice for each row ``k`` (NaN rows: S is empty)."""
@@ -333,11 +343,11 @@ def interval_vertices(core, Lc, Uc, tau, capacity):
     if k.size == 0 or not np.all(np.isfinite(Y0)):
         return np.zeros((0, core.d))
     if grp.p == 0:
-        return grp.x_of(Y0)
+        return grp.invert(Y0)
     P, _ = vertices_of(core, grp, 0, capacity)
     if P is not None and P.shape[0]:
         return distinct_rows(P, _grid(core.lo, core.hi))
-    return P if P is None else grp.x_of(Y0)
+    return P if P is None else grp.invert(Y0)
 
 
 def vacuous_rows(core, Lp, Up, eq):

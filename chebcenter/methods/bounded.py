@@ -95,7 +95,7 @@ def _rcc2_core(core, grp, k, Y0):
     todo = np.flatnonzero(~ok)
     if todo.size:
         Y, ok_q, _ = grp.project(k[todo], np.zeros((todo.size, d)), Y0[todo])
-        Xq = grp.x_of(Y)
+        Xq = grp.invert(Y)
         Rq = np.sqrt(np.maximum(core.half_diag_sq - np.sum(Xq * Xq, axis=1), 0.0))
         X[todo], R[todo], ok[todo] = Xq, np.where(ok_q, Rq, corner_radius(core, Xq)), ok_q
     return X, R, ok
@@ -121,7 +121,7 @@ def _near(core, grp, k, Y0, anchors, metric):
     corner alone where rcc2's projection did not converge). Returns ``(X, R, codes, ok)``."""
     X2, R2, ok2 = _rcc2_core(core, grp, k, Y0)
     Y, ok, _ = grp.project(k, anchors, Y0, metric)
-    X = grp.x_of(Y)
+    X = grp.invert(Y)
     R = np.minimum(corner_radius(core, X), R2 + np.linalg.norm(X - X2, axis=1))
     return X, R, np.where(ok & ok2, Status.OPTIMAL, Status.INACCURATE).astype(np.int8), ok & ok2
 
@@ -173,7 +173,7 @@ def _dual_data(grp, k, Y0):
 def rcc1(core, grp, k, Y0, L, U, opts):
     n = k.size
     if grp.p == 0:
-        X = grp.x_of(Y0)
+        X = grp.invert(Y0)
         return X, np.zeros(n), np.full(n, Status.OPTIMAL, dtype=np.int8), {"eta": np.zeros(n),
                                                                             "route": np.full(n, "one point", dtype=object)}
     X2, R2, ok2 = _rcc2_core(core, grp, k, Y0)
@@ -269,7 +269,7 @@ def _rcc1_dual(core, grp, k, Y0, opts):
         Xl[bad], Eta[bad] = Xb, Eb
         codes[bad] = Status.INACCURATE
         check[bad] = "no certificate at the solver's weights: the box's own (weights 1 on the box rows)"
-    return grp.x_of(Xl), Eta, codes, check
+    return grp.invert(Xl), Eta, codes, check
 
 
 def _cvxpy_weights(solver, W, C, T, Alpha, state):
@@ -315,7 +315,7 @@ def exact(core, grp, k, Y0, L, U, opts, capacity=None):
             if done[j]:
                 continue
             if grp.p == 0:
-                X[j], R[j], low[j], nv[j], route[j] = grp.x_of(Y0[j:j + 1])[0], 0.0, 0.0, 1, "one point"
+                X[j], R[j], low[j], nv[j], route[j] = grp.invert(Y0[j:j + 1])[0], 0.0, 0.0, 1, "one point"
                 continue
             one_row = grp.AE.shape[0] == 0 and grp.K == core.d + 1   # the branch and bound's rank 1
             P, route[j] = (None, "branch and bound") if (algorithm == "bnb" and one_row) else vertices_of(
@@ -329,7 +329,7 @@ def exact(core, grp, k, Y0, L, U, opts, capacity=None):
                 codes[j] = Status.TOO_LARGE
                 continue
             if P.shape[0] == 0:
-                P = grp.x_of(Y0[j:j + 1])
+                P = grp.invert(Y0[j:j + 1])
             # the walk starts from the vertices' centroid: 3x fewer steps than from the first
             # vertex on the thousands of vertices of a full-dimensional set (measured, d = 10)
             # a slab's vertices are mostly box corners, many on one sphere: its ball goes

@@ -388,7 +388,7 @@ def test_an_unconverged_projection_keeps_a_bound_and_says_why(monkeypatch):
 
     def stalled(self, k, anchors, start, metric=None):   # a vertex of S far from the box midpoint
         X = np.array([(far[r] - mid) / scale for r in self.rows[k]])
-        return np.ascontiguousarray(self.lift(X)), np.zeros(k.size, dtype=bool), np.zeros(k.size, dtype=np.int64)
+        return np.ascontiguousarray(self.apply(X)), np.zeros(k.size, dtype=bool), np.zeros(k.size, dtype=np.int64)
 
     monkeypatch.setattr(lifting.LiftedGroup, "project", stalled)
 
