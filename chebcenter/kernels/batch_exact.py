@@ -204,6 +204,23 @@ def _ball(V, count, sig, start, gap, W, k0, maxit, VT, d2):
 
 
 @jit
+def _settle(V, count, sig, snap, start, gap, W, k0, maxit, VT, d2, warm, radius, low, cw, lam, work, rhs, sol):
+    """A row's ball after its warm start: the warm ball (center in ``cw``, support ``W[:k0]``)
+    if ``warm`` certified it, else the working-set ball from ``W[:k0]`` (:func:`_ball`),
+    recomputed from its canonical support so that the bits do not depend on the way it was
+    found. Returns ``(center, radius, lower, support size, certified)``."""
+    if warm:
+        return cw.copy(), radius, low, k0, True
+    c, radius, low, ks, certified = _ball(V, count, sig, start, gap, W, k0, maxit, VT, d2)
+    if certified:
+        _canonical(sig, snap, count, W, ks)
+        r2, l2, ok2 = _sphere(V, count, W, ks, gap, cw, lam, work, rhs, sol, VT, d2)
+        if ok2:
+            c, radius, low = cw.copy(), r2, l2
+    return c, radius, low, ks, certified
+
+
+@jit
 def _with_slack(V, count, c, route, slack, radius, low, gap):
     """The radius ``radius`` (the largest distance to a computed candidate) made a bound for
     the true vertices: plus the largest slack of the bases that gave this row candidates;
@@ -399,15 +416,8 @@ def exact_rows(Vr, Beta, order, lo, hi, tol, combs, ok, binv, nonbasic, G, shift
                 s += Vr[k, i] * beta[k]
             start[i] = s
         k0, radius, low, certified = _warm(V, count, sig, snap, prev, n_prev, W, gap, cw, lam, work, rhs, sol)
-        if certified:
-            c, ks = cw.copy(), k0
-        else:
-            c, radius, low, ks, certified = _ball(V, count, sig, start, gap, W, k0, maxit, no_vt, no_d2)
-            if certified:   # the same ball from the canonical support (same bits, warm or not)
-                _canonical(sig, snap, count, W, ks)
-                r2, l2, ok2 = _sphere(V, count, W, ks, gap, cw, lam, work, rhs, sol, no_vt, no_d2)
-                if ok2:
-                    c, radius, low = cw.copy(), r2, l2
+        c, radius, low, ks, certified = _settle(V, count, sig, snap, start, gap, W, k0, maxit, no_vt, no_d2,
+                                                certified, radius, low, cw, lam, work, rhs, sol)
         n_vertices[row] = distinct
         n_prev = ks if certified else 0
         for a in range(n_prev):

@@ -26,7 +26,7 @@ import math
 import numpy as np
 
 from .._jit import jit
-from .batch_exact import ADD, FLAG_DONE, FLAG_EMPTY, FLAG_TOO_MANY, FLAG_UNCERTIFIED, _ball, _canonical, _distances2, _sphere
+from .batch_exact import ADD, FLAG_DONE, FLAG_EMPTY, FLAG_TOO_MANY, FLAG_UNCERTIFIED, _canonical, _distances2, _settle, _sphere
 
 __all__ = ["slab_rows"]
 
@@ -191,19 +191,12 @@ def slab_rows(a, lo, hi, Lw, Uw, Tol, order, capacity, gap, centers, radii, lowe
             if where[prev[q]] >= 0:
                 W[k0] = where[prev[q]]
                 k0 += 1
-        certified = False
+        warm, radius, low = False, math.inf, 0.0
         if k0 == n_prev and k0 >= 2:
             _canonical(sig, snap, count, W, k0)
-            _, low, certified = _sphere(V, count, W, k0, gap, cw, lam, work, rhs, sol, VT, d2)
-        if certified:
-            c, ks = cw.copy(), k0
-        else:
-            c, _, low, ks, certified = _ball(V, count, sig, start, gap, W, k0, maxit, VT, d2)
-            if certified:   # the same ball from the canonical support (same bits, warm or not)
-                _canonical(sig, snap, count, W, ks)
-                _, l2, ok2 = _sphere(V, count, W, ks, gap, cw, lam, work, rhs, sol, VT, d2)
-                if ok2:
-                    c, low = cw.copy(), l2
+            radius, low, warm = _sphere(V, count, W, k0, gap, cw, lam, work, rhs, sol, VT, d2)
+        c, _, low, ks, certified = _settle(V, count, sig, snap, start, gap, W, k0, maxit, VT, d2, warm, radius, low,
+                                           cw, lam, work, rhs, sol)
         for j in range(count):
             where[sig[j]] = -1
         n_prev = ks if certified else 0

@@ -29,6 +29,7 @@ import math
 import numpy as np
 
 from .._jit import jit
+from .qp import _lu_solve
 
 __all__ = ["RCC2_OPTIMAL", "rcc2_interval_rows"]
 
@@ -133,33 +134,14 @@ def _newton(A, w, v, mu, lower, upper, M, rhs, idx, trial, vt):
                 if -w[i] < v[i] < w[i]:
                     t += A[ja, i] * A[jb, i]
             M[a, b] = t
-    # Gauss with partial pivoting on the k x k system
-    for col in range(k):
-        piv = col
-        for r in range(col + 1, k):
-            if abs(M[r, col]) > abs(M[piv, col]):
-                piv = r
-        if abs(M[piv, col]) <= 1e-14 * (1.0 + abs(M[col, col])):
-            return False
-        if piv != col:
-            for q in range(k):
-                M[col, q], M[piv, q] = M[piv, q], M[col, q]
-            rhs[col], rhs[piv] = rhs[piv], rhs[col]
-        for r in range(col + 1, k):
-            f = M[r, col] / M[col, col]
-            for q in range(col, k):
-                M[r, q] -= f * M[col, q]
-            rhs[r] -= f * rhs[col]
-    for col in range(k - 1, -1, -1):
-        s = rhs[col]
-        for q in range(col + 1, k):
-            s -= M[col, q] * rhs[q]
-        rhs[col] = s / M[col, col]
+    delta, solved = _lu_solve(M, rhs, k)
+    if not solved:
+        return False
     for j in range(m):
         trial[j] = mu[j]
     for a in range(k):
         ja = idx[a]
-        t = mu[ja] + rhs[a]
+        t = mu[ja] + delta[a]
         trial[ja] = t if (t > 0.0) == (mu[ja] > 0.0) else 0.0
     for i in range(d):
         s = 0.0
