@@ -156,3 +156,74 @@ def test_zero_matrix_has_the_box_as_slice():
     r = P.center([0.0, 0.0], method="exact")
     np.testing.assert_allclose(r.center, 0.5)
     assert P.center([0.0, 1.0], method="exact").status is cc.Status.INFEASIBLE
+
+
+# --- the same degenerate cases on interval rows (bounded-error sets, docs/theory.md §8) ---
+
+
+def test_intervals_around_duplicated_and_near_parallel_rows_are_the_single_rows():
+    """A row repeated, or repeated 1e-18 off, with the same interval: the set is the single
+    rows' set, so exact's center is the same (to its gap on radii of order 1, 1e-9)."""
+    rng = np.random.default_rng(0)
+    base = rng.standard_normal((2, 6))
+    x = rng.random(6)
+    b = base @ x
+    ref = cc.BoxSlice(base).centers(method="exact", lower=(b - 0.1)[None], upper=(b + 0.1)[None])
+    for A in (np.vstack([base, base[0]]), np.vstack([base, base[0] + 1e-18])):
+        bb = A @ x
+        r = cc.BoxSlice(A).centers(method="exact", lower=(bb - 0.1)[None], upper=(bb + 0.1)[None])
+        assert r.status_codes[0] == cc.Status.OPTIMAL
+        np.testing.assert_allclose(r.centers[0], ref.centers[0], atol=1e-9)
+        assert r.radii[0] == pytest.approx(ref.radii[0], rel=1e-9)
+
+
+@pytest.mark.parametrize("scale", [1e-8, 1e8])
+@pytest.mark.parametrize("method", ["half_star", "rcc2", "exact", "rcc1"])
+def test_intervals_with_tiny_and_huge_rows_give_the_same_centers(scale, method):
+    """Scaling a row and its interval by s leaves the set as it is (1e-6: rcc1's tolerance on
+    centers where its optimum is flat, as for equations)."""
+    rng = np.random.default_rng(1)
+    A = rng.standard_normal((2, 5))
+    x = rng.random(5)
+    b = A @ x
+    ref = cc.BoxSlice(A).centers(method=method, lower=(b - 0.05)[None], upper=(b + 0.05)[None])
+    r = cc.BoxSlice(A * scale).centers(method=method, lower=(scale * (b - 0.05))[None],
+                                       upper=(scale * (b + 0.05))[None])
+    assert r.status_codes[0] == cc.Status.OPTIMAL
+    np.testing.assert_allclose(r.centers[0], ref.centers[0], atol=1e-6)
+
+
+def test_an_interval_with_a_fixed_coordinate():
+    """x3 fixed at 0.25 and 1 <= x1 + x2 + x3 <= 1.5 over the unit box: x1 + x2 in [0.75, 1.25],
+    a band across the square with vertices (0.75, 0), (1, 0), (1, 0.25), (0.25, 1), (0, 1),
+    (0, 0.75). (1, 0) and (0, 1) are a diameter through (0.5, 0.5), and every other vertex is
+    nearer to it: center (0.5, 0.5, 0.25), radius sqrt(0.5)."""
+    A = np.array([[1.0, 1.0, 1.0]])
+    r = cc.BoxSlice(A, lo=[0.0, 0.0, 0.25], hi=[1.0, 1.0, 0.25]).centers(method="exact", lower=[[1.0]],
+                                                                          upper=[[1.5]])
+    np.testing.assert_allclose(r.centers[0], [0.5, 0.5, 0.25], atol=1e-12)
+    assert r.radii[0] == pytest.approx(np.sqrt(0.5), rel=1e-9)
+
+
+@pytest.mark.parametrize("method", cc.METHODS)
+def test_a_batch_of_interval_rows_never_dies_on_bad_rows(method):
+    """Empty rows (an interval beyond what the row reaches, an inverted interval) and NaN
+    bounds beside good rows: each row gets its own status, the good ones answers."""
+    A = np.array([[1.0, 1.0, 0.0], [0.0, 1.0, 1.0]])
+    L = np.array([[0.9, 0.9], [4.0, 0.0], [0.4, 0.4], [1.0, 0.5], [np.nan, 0.0], [0.8, -np.inf]])
+    U = np.array([[1.1, 1.1], [5.0, 0.1], [0.6, 0.6], [0.9, 0.6], [1.0, 1.0], [1.2, 1.4]])
+    r = cc.BoxSlice(A).centers(method=method, lower=L, upper=U)
+    codes = r.status_codes.tolist()
+    assert codes[0] == 0 and codes[2] == 0 and codes[5] == 0, codes
+    assert codes[1] == cc.Status.INFEASIBLE and codes[3] == cc.Status.INFEASIBLE, codes
+    assert codes[4] not in (0, 1), codes       # a NaN bound: its own status, never an answer
+    assert np.all(np.isfinite(r.centers[[0, 2, 5]])) and np.all(np.isnan(r.centers[[1, 3, 4]]))
+
+
+def test_a_zero_matrix_with_intervals_is_the_box_or_empty():
+    """0 <= 0 x <= 1 holds everywhere (the box, center 0.5); 0.5 <= 0 x <= 1 nowhere."""
+    P = cc.BoxSlice(np.zeros((2, 3)))
+    r = P.centers(method="exact", lower=[[0.0, -1.0], [0.5, 0.0]], upper=[[1.0, 0.0], [1.0, 1.0]])
+    np.testing.assert_allclose(r.centers[0], 0.5)
+    assert r.radii[0] == pytest.approx(np.sqrt(0.75), rel=1e-12)
+    assert r.status_codes[1] == cc.Status.INFEASIBLE

@@ -286,3 +286,64 @@ def test_a_center_the_projection_cannot_move_goes_to_a_point_of_the_slice():
     assert r.residual <= 1e-9 * (sigma_max * (np.linalg.norm(r.center) + 1.0) + np.linalg.norm(b))
     # the radius bounds the distance to the planted point, which lies in S_F to rounding
     assert np.linalg.norm(r.center - x) <= r.radius
+
+
+# --- the batch-level guarantees on interval rows (bounded-error sets, docs/theory.md §8) ---
+
+
+@pytest.mark.parametrize("method, m", [("exact", 1), ("rcc2", 1), ("rcc2", 3), ("rcc1", 2)])
+def test_interval_batch_rows_equal_rows_solved_alone(method, m):
+    """The batch routes of interval rows (exact's slab kernel warm-starts each row from the
+    last; rcc2's dual sweeps rows in blocks) never change an answer: the same statuses, and
+    radii and centers as each row solved alone, to the certificates' gap (1e-9 relative;
+    rcc1 to its documented 1e-6 on radii)."""
+    rng = np.random.default_rng(31 + m)
+    d = 8
+    A = rng.standard_normal((m, d))
+    X = rng.random((120, d))
+    X[rng.random(X.shape) < 0.3] = 1.0     # records at box faces: degenerate supports
+    B = X @ A.T
+    P = cc.BoxSlice(A)
+    batch = P.centers(method=method, lower=B - 0.05, upper=B + 0.05)
+    alone = [P.centers(method=method, lower=B[i:i + 1] - 0.05, upper=B[i:i + 1] + 0.05) for i in range(B.shape[0])]
+    codes = np.array([r.status_codes[0] for r in alone])
+    np.testing.assert_array_equal(batch.status_codes, codes)
+    ok = codes == cc.Status.OPTIMAL
+    assert ok.mean() > 0.95
+    radii = np.array([r.radii[0] for r in alone])
+    rtol = 1e-6 if method == "rcc1" else 1e-9
+    np.testing.assert_allclose(batch.radii[ok], radii[ok], rtol=rtol)
+    if method != "rcc1":
+        centers = np.array([r.centers[0] for r in alone])
+        np.testing.assert_allclose(batch.centers[ok], centers[ok], atol=1e-7)
+    assert np.all(np.linalg.norm(X - batch.centers, axis=1)[ok] <= batch.radii[ok] * (1 + 1e-9))
+
+
+def test_interval_rows_on_threads_give_the_serial_result():
+    """Calls from several user threads at once (each batch uses every core) on interval rows:
+    the same statuses and centers as one at a time."""
+    rng = np.random.default_rng(5)
+    A = rng.standard_normal((1, 6))
+    X = rng.random((40, 6))
+    B = X @ A.T
+    P = cc.BoxSlice(A)
+    calls = [("exact", {}), ("rcc2", {}), ("rcc1", {}), ("cls", {}), ("auto", {})]
+    serial = {i: P.centers(method=m, lower=B - 0.1, upper=B + 0.1, **o) for i, (m, o) in enumerate(calls)}
+    results, errors = {}, []
+
+    def work(i, m, o):
+        try:
+            results[i] = P.centers(method=m, lower=B - 0.1, upper=B + 0.1, **o)
+        except Exception as exc:  # pragma: no cover - the failure this test guards
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(3 * i + k, m, o)) for i, (m, o) in enumerate(calls) for k in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for j, r in results.items():
+        ref = serial[j // 3]
+        np.testing.assert_array_equal(r.status_codes, ref.status_codes)
+        np.testing.assert_allclose(r.centers, ref.centers, atol=1e-9, equal_nan=True)
