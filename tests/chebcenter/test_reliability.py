@@ -153,24 +153,30 @@ def test_12_threads_on_every_route_give_the_serial_result():
     calls = [("rcc1", {}), ("rcc1", {"solver": "clarabel"}), ("rcc2", {"solver": "cvxpy"}),
              ("rcc2", {}), ("exact", {}), ("exact", {"algorithm": "bnb"}), ("cls", {}), ("half_star", {}),
              ("half", {}), ("ls", {}), ("auto", {})]
-    serial = {i: P.centers(B, m, **o) for i, (m, o) in enumerate(calls)}
+    _threads_agree(calls, lambda m, o: P.centers(B, m, **o), copies=4)
+
+
+def _threads_agree(calls, solve, copies):
+    """Each call ``solve(method, options)`` run ``copies`` times at once on user threads: no
+    error, and the same statuses and centers (1e-9) as the call run alone."""
+    serial = {i: solve(m, o) for i, (m, o) in enumerate(calls)}
     results, errors = {}, []
 
     def work(i, m, o):
         try:
-            results[i] = P.centers(B, m, **o)
+            results[i] = solve(m, o)
         except Exception as exc:  # pragma: no cover - the failure this test guards
             errors.append(exc)
 
-    threads = [threading.Thread(target=work, args=(4 * i + k, m, o))
-               for i, (m, o) in enumerate(calls) for k in range(4)]
+    threads = [threading.Thread(target=work, args=(copies * i + k, m, o))
+               for i, (m, o) in enumerate(calls) for k in range(copies)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     assert not errors
     for j, r in results.items():
-        ref = serial[j // 4]
+        ref = serial[j // copies]
         np.testing.assert_array_equal(r.status_codes, ref.status_codes)
         np.testing.assert_allclose(r.centers, ref.centers, atol=1e-9, equal_nan=True)
 
@@ -328,22 +334,4 @@ def test_interval_rows_on_threads_give_the_serial_result():
     B = X @ A.T
     P = cc.BoxSlice(A)
     calls = [("exact", {}), ("rcc2", {}), ("rcc1", {}), ("cls", {}), ("auto", {})]
-    serial = {i: P.centers(method=m, lower=B - 0.1, upper=B + 0.1, **o) for i, (m, o) in enumerate(calls)}
-    results, errors = {}, []
-
-    def work(i, m, o):
-        try:
-            results[i] = P.centers(method=m, lower=B - 0.1, upper=B + 0.1, **o)
-        except Exception as exc:  # pragma: no cover - the failure this test guards
-            errors.append(exc)
-
-    threads = [threading.Thread(target=work, args=(3 * i + k, m, o)) for i, (m, o) in enumerate(calls) for k in range(3)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
-    for j, r in results.items():
-        ref = serial[j // 3]
-        np.testing.assert_array_equal(r.status_codes, ref.status_codes)
-        np.testing.assert_allclose(r.centers, ref.centers, atol=1e-9, equal_nan=True)
+    _threads_agree(calls, lambda m, o: P.centers(method=m, lower=B - 0.1, upper=B + 0.1, **o), copies=3)
