@@ -110,6 +110,16 @@ class LiftedGroup:
         if self.p == 0:   # one point: the equalities' solution, in the box (to the tolerance) or not
             inside = np.all((self.Qt[k] >= self.Lo[k] - self.tol[k]) & (self.Qt[k] <= self.Hi[k] + self.tol[k]), axis=1)
             return np.where(inside[:, None], np.clip(self.Qt[k], self.Lo[k], self.Hi[k]), np.nan)
+        if self.AE.shape[0] == 0 and self.AI.shape[0] == 1:
+            # a slab (one interval row, no equation) is never empty once its interval is clamped
+            # to the row's reach: x = t sign(a) hi meets a^T x = t reach, the interval's midpoint
+            # at t = mid / reach in [-1, 1] (the box is [-hi, hi] in the core's frame)
+            d, a = self.d, self.AI[0]
+            mid = 0.5 * (self.Lo[k, d] + self.Hi[k, d])
+            reach = np.abs(a) @ self.Hi[0, :d]
+            t = np.clip(mid / reach, -1.0, 1.0)
+            X = t[:, None] * (np.sign(a) * self.Hi[0, :d])
+            return self.apply(X)
         C = 0.5 * (self.Lo[k] + self.Hi[k])
         Y = np.full((k.size, self.K), np.nan)
         state = np.zeros(k.size, dtype=np.int64)

@@ -172,3 +172,27 @@ def test_every_row_of_a_large_batch_is_certified_by_the_batch_route():
     assert len(calls) == 1 and calls[0] >= 380, calls
     r = np.linalg.norm(X - res.centers, axis=1)
     assert np.all(r <= res.radii * (1 + 1e-12))
+
+
+def test_a_slabs_feasible_point_is_in_the_slab_in_closed_form():
+    """The lifting's point of a slab (no LP, no projection: x = t sign(a) w with t the
+    interval's midpoint over the row's reach) lies in the box and on the interval's
+    midpoint, for intervals anywhere in the reach, at its ends included."""
+    import chebcenter.lifting as lifting
+
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal(7)
+    P = cc.BoxSlice(a[None, :], -rng.random(7), 1 + rng.random(7))
+    P.centers(method="half", lower=[[0.0]], upper=[[0.1]])      # builds the core
+    core = P._core
+    reach = float(np.abs(core.A[0]) @ core.hi)
+    mids = np.r_[np.linspace(-reach, reach, 11), -reach, reach]
+    L, U = (mids - 0.01 * reach)[:, None], (mids + 0.01 * reach)[:, None]
+    tau = core.bound_tol(L, U)
+    Lp, Up, empty, eq = lifting.clamp(core, L, U, tau)
+    (rows, grp), = list(lifting.groups(core, Lp, Up, tau, eq, empty))
+    Y = grp.feasible_points(np.arange(rows.size))
+    X = grp.invert(Y)
+    assert np.all(np.abs(X) <= core.hi * (1 + 1e-15))
+    ax = X @ grp.AI[0]
+    np.testing.assert_allclose(ax, 0.5 * (grp.Lo[:, core.d] + grp.Hi[:, core.d]), atol=1e-14 * reach)
