@@ -141,13 +141,14 @@ def _farthest(V, count, c, sig, W, k, floor2, topj, VT, d2):
 
 
 @jit
-def _ball(V, count, sig, start, gap, W, k0, maxit, VT, d2):
+def _ball(V, count, sig, start, gap, W, k0, maxit, VT, d2, known0):
     """Minimum enclosing ball of ``V[:count]`` by a working set (indices kept in ``W``):
-    the walk on the working set (``W[:k0]`` to begin with, or the farthest candidates from
-    ``start`` if ``k0 = 0``), then the farthest candidates join it, until the farthest
-    is within ``gap`` of the working set's dual bound. Returns ``(center, radius over every
-    candidate, dual lower bound, support size, certified)``; the support is ``W[:size]``.
-    Each round adds up to ``W.size - d - 2`` candidates (``ADD`` in the equality case)."""
+    the walk on the working set (``W[:k0]`` to begin with, its first ``known0`` taken as a
+    support to start the active sets from; or the farthest candidates from ``start`` if
+    ``k0 = 0``), then the farthest candidates join it, until the farthest is within ``gap``
+    of the working set's dual bound. Returns ``(center, radius over every candidate, dual
+    lower bound, support size, certified)``; the support is ``W[:size]``. Each round adds
+    up to ``W.size - d - 2`` candidates (``ADD`` in the equality case)."""
     d = V.shape[1]
     add = W.size - d - 2
     topj = np.empty(add, dtype=np.int64)
@@ -161,7 +162,7 @@ def _ball(V, count, sig, start, gap, W, k0, maxit, VT, d2):
                 k += 1
     keep = np.empty(W.size, dtype=np.int64)
     # the support of the last round (or the warm patterns) starts the active sets of the next
-    known = k0
+    known = min(known0, k0)
     T = np.empty(W.size, dtype=np.int64)
     cb = np.empty(d)
     lam = np.empty(d + 2)
@@ -204,14 +205,16 @@ def _ball(V, count, sig, start, gap, W, k0, maxit, VT, d2):
 
 
 @jit
-def _settle(V, count, sig, snap, start, gap, W, k0, maxit, VT, d2, warm, radius, low, cw, lam, work, rhs, sol):
+def _settle(V, count, sig, snap, start, gap, W, k0, known0, maxit, VT, d2, warm, radius, low, cw, lam, work, rhs,
+            sol):
     """A row's ball after its warm start: the warm ball (center in ``cw``, support ``W[:k0]``)
-    if ``warm`` certified it, else the working-set ball from ``W[:k0]`` (:func:`_ball`),
+    if ``warm`` certified it, else the working-set ball from ``W[:k0]`` (:func:`_ball`, its
+    first ``known0`` a support to start from),
     recomputed from its canonical support so that the bits do not depend on the way it was
     found. Returns ``(center, radius, lower, support size, certified)``."""
     if warm:
         return cw.copy(), radius, low, k0, True
-    c, radius, low, ks, certified = _ball(V, count, sig, start, gap, W, k0, maxit, VT, d2)
+    c, radius, low, ks, certified = _ball(V, count, sig, start, gap, W, k0, maxit, VT, d2, known0)
     if certified:
         _canonical(sig, snap, count, W, ks)
         r2, l2, ok2 = _sphere(V, count, W, ks, gap, cw, lam, work, rhs, sol, VT, d2)
@@ -416,7 +419,7 @@ def exact_rows(Vr, Beta, order, lo, hi, tol, combs, ok, binv, nonbasic, G, shift
                 s += Vr[k, i] * beta[k]
             start[i] = s
         k0, radius, low, certified = _warm(V, count, sig, snap, prev, n_prev, W, gap, cw, lam, work, rhs, sol)
-        c, radius, low, ks, certified = _settle(V, count, sig, snap, start, gap, W, k0, maxit, no_vt, no_d2,
+        c, radius, low, ks, certified = _settle(V, count, sig, snap, start, gap, W, k0, k0, maxit, no_vt, no_d2,
                                                 certified, radius, low, cw, lam, work, rhs, sol)
         n_vertices[row] = distinct
         n_prev = ks if certified else 0

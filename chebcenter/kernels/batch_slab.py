@@ -26,7 +26,7 @@ import math
 import numpy as np
 
 from .._jit import jit
-from .batch_exact import ADD, FLAG_DONE, FLAG_EMPTY, FLAG_TOO_MANY, FLAG_UNCERTIFIED, _canonical, _distances2, _settle, _sphere
+from .batch_exact import ADD, FLAG_DONE, FLAG_EMPTY, FLAG_TOO_MANY, FLAG_UNCERTIFIED, _canonical, _distances2, _farthest, _settle, _sphere
 
 __all__ = ["slab_rows"]
 
@@ -157,6 +157,9 @@ def slab_rows(a, lo, hi, Lw, Uw, Tol, order, capacity, gap, centers, radii, lowe
     rhs = np.empty(cap_w)
     sol = np.empty(cap_w)
     start = np.empty(d)
+    c_prev = np.empty(d)
+    have_prev = False
+    topj = np.empty(ADD, dtype=np.int64)
     maxit = 200 * (d + 2) + 1000
     for at in range(order.size):
         row = order[at]
@@ -195,8 +198,22 @@ def slab_rows(a, lo, hi, Lw, Uw, Tol, order, capacity, gap, centers, radii, lowe
         if k0 == n_prev and k0 >= 2:
             _canonical(sig, snap, count, W, k0)
             radius, low, warm = _sphere(V, count, W, k0, gap, cw, lam, work, rhs, sol, VT, d2)
-        c, _, low, ks, certified = _settle(V, count, sig, snap, start, gap, W, k0, maxit, VT, d2, warm, radius, low,
-                                           cw, lam, work, rhs, sol)
+        k_all = k0
+        if not warm and have_prev and k0 + ADD <= W.size:
+            # the farthest vertices from the last row's center join the names found: the
+            # support moves between neighbouring slabs, and these are where it moves to
+            # (6.4 -> 4.7 working-set rounds a row on a rounded release's slabs)
+            _farthest(V, count, c_prev, sig, W, k0, -1.0, topj, VT, d2)
+            for q in range(ADD):
+                if topj[q] >= 0:
+                    W[k_all] = topj[q]
+                    k_all += 1
+        c, _, low, ks, certified = _settle(V, count, sig, snap, c_prev if have_prev else start, gap, W, k_all, k0,
+                                           maxit, VT, d2, warm, radius, low, cw, lam, work, rhs, sol)
+        if certified:
+            for i in range(d):
+                c_prev[i] = c[i]
+        have_prev = certified
         for j in range(count):
             where[sig[j]] = -1
         n_prev = ks if certified else 0
