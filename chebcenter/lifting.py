@@ -380,7 +380,10 @@ def groups(core, Lp, Up, tau, eq, empty):
     live = np.flatnonzero(~empty)
     vac = vacuous_rows(core, Lp, Up, eq)
     code = eq.astype(np.int8) + 2 * vac.astype(np.int8)
-    patterns, inverse = np.unique(code[live], axis=0, return_inverse=True)
+    if live.size and np.all(code[live] == code[live[0]]):   # one pattern (a release's rows): no sort
+        patterns, inverse = code[live[:1]], np.zeros(live.size, dtype=np.int64)
+    else:
+        patterns, inverse = np.unique(code[live], axis=0, return_inverse=True)
     for g in range(patterns.shape[0]):
         rows = live[inverse.ravel() == g]
         yield rows, LiftedGroup(core, rows, patterns[g] == 1, Lp[rows], Up[rows], tau[rows], vacuous=patterns[g] == 2)
