@@ -197,8 +197,28 @@ def _exact(ctx: Context) -> MethodOutput:
                 codes[k] = Status.TOO_LARGE
                 return
             V, every = got
+        at_tau = False
+        if V.shape[0] == 0:
+            # S_F was found nonempty at the equations' tolerance tau (docs/theory.md §6.2), which
+            # can exceed the forward error: a slice beyond a face of the box by less than tau
+            # (a right-hand side just above the row's maximum over the box). Its vertices at that
+            # tolerance, carried into coordinates: tau over the smallest singular value moves
+            # the slice's right-hand side, and a basic coordinate by that over its column's
+            # weight in the orthonormal rows (the smallest nonzero column norm bounds it)
+            tau = float(np.max(prob._row_tol((prob.A @ q)[None, :])[0]))
+            s_min = float(prob.s_r[-1]) if prob.rank else 1.0
+            cols = np.linalg.norm(prob.Vr, axis=0)
+            weight = float(np.min(cols[cols > 1e-12])) if np.any(cols > 1e-12) else 1.0
+            widened = max(widened, tau / s_min / weight)
+            got = slice_vertices(prob, q, opts["max_vertices"], walk=False, raw=True,
+                                 tol=np.maximum(prob.coord_tol, widened))
+            if got is None:
+                codes[k] = Status.TOO_LARGE
+                return
+            V, every = got
+            at_tau = True
         n_vertices[k] = V.shape[0]
-        if V.shape[0] == 0:  # only rounding beyond the forward-error bound can do this
+        if V.shape[0] == 0:  # only rounding beyond the tolerance can do this
             codes[k] = Status.SOLVER_ERROR
             return
         U = (V - q) @ prob.W
@@ -211,8 +231,10 @@ def _exact(ctx: Context) -> MethodOutput:
             radius += widened * math.sqrt(prob.d)
             low = 0.0
             codes[k] = Status.INACCURATE
-            routes[k] = ("near-parallel equations: the computed slice missed the box by its forward error; "
-                         "vertices at that tolerance, radius widened by it")
+            routes[k] = ("the slice meets the box only at the equations' tolerance: vertices at that tolerance, "
+                         "radius widened by it") if at_tau else (
+                "near-parallel equations: the computed slice missed the box by its forward error; "
+                "vertices at that tolerance, radius widened by it")
         radii[k], lower[k] = radius, low
         support_idx[k] = sup
         support[k] = V[support_idx[k]]

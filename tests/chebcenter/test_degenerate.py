@@ -227,3 +227,24 @@ def test_a_zero_matrix_with_intervals_is_the_box_or_empty():
     np.testing.assert_allclose(r.centers[0], 0.5)
     assert r.radii[0] == pytest.approx(np.sqrt(0.75), rel=1e-12)
     assert r.status_codes[1] == cc.Status.INFEASIBLE
+
+
+@pytest.mark.parametrize("miss", [3.6e-9, 1e-8])
+def test_a_slice_beyond_a_face_by_less_than_tau_gets_exacts_answer(miss):
+    """b just above the row's maximum over the box (4.75), by less than the equations'
+    tolerance: the set is nonempty at tau (rcc2 answers), and exact answers it too with the
+    face's ball (center (0.5, 0.5, 1, 0.5, 0, 0.875), radius sqrt(3)/2, widened by the
+    tolerance when INACCURATE, which then names its reason), where it said SOLVER_ERROR with
+    no reason. The same set as an interval [4.75 + miss, 5]."""
+    A = np.array([[0, 0, 3, 0, -3, 2.0]])
+    lo, hi = np.zeros(6), np.array([1, 1, 1, 1, 1, 0.875])
+    P = cc.BoxSlice(A, lo, hi)
+    face = np.array([0.5, 0.5, 1.0, 0.5, 0.0, 0.875])
+    for r in (P.center([4.75 + miss], method="exact"),
+              P.centers(method="exact", lower=[[4.75 + miss]], upper=[[5.0]])[0]):
+        # (the interval snaps to its midpoint, half as far beyond: there the rounding-level
+        # tolerance may already accept it, and OPTIMAL is right)
+        assert r.status in (cc.Status.OPTIMAL, cc.Status.INACCURATE), r.status
+        assert r.status is cc.Status.OPTIMAL or r.extras.get("check") is not None
+        np.testing.assert_allclose(r.center, face, atol=1e-7)
+        assert np.sqrt(0.75) <= r.radius <= np.sqrt(0.75) + 1e-6
