@@ -31,6 +31,7 @@ __all__ = ["CUTS_EMPTY", "CUTS_OK", "CUTS_TOO_MANY", "cut_vertices", "slab_verti
 CUTS_OK = 0
 CUTS_EMPTY = 1
 CUTS_TOO_MANY = 2
+_EPS = 2.220446049250313e-16
 #: a pivot below this (rows of unit norm) makes a set of constraints rank-deficient
 _PIVOT = 1e-9
 
@@ -234,41 +235,110 @@ def slab_vertices(a, lo, hi, lower, upper, tol):
     A vertex of the slab has d active constraints, so it is a corner (no face of the row
     active) or lies on one face of the row and d - 1 box faces, that is on a box edge: the
     two parallel cuts of the box meet only its own edges, which are known, so no adjacency
-    test is needed. Two passes over the corners, one to count and one to fill, so the array
-    holds the vertices only (up to d 2^d of them could be written). Returns ``(V, count)``."""
-    V = np.empty((0, lo.size))
-    count = _slab_pass(a, lo, hi, lower, upper, tol, V, False)
-    V = np.empty((count, lo.size))
-    _slab_pass(a, lo, hi, lower, upper, tol, V, True)
-    return V, count
+    test is needed. Two passes of :func:`_slab_fill`, one to count and one to fill, so the
+    array holds the vertices only (up to d 2^d of them could be written). Returns
+    ``(V, count)``."""
+    d = lo.size
+    x = np.empty(d)
+    count = _slab_fill(a, lo, hi, lower, upper, tol, np.empty((d, 0)), np.empty(0, dtype=np.int64),
+                       np.empty(0), x)
+    VT = np.empty((d, count))
+    _slab_fill(a, lo, hi, lower, upper, tol, VT, np.empty(count, dtype=np.int64), np.empty(count), x)
+    return np.ascontiguousarray(VT.T), count
 
 
 @jit
-def _slab_pass(a, lo, hi, lower, upper, tol, V, fill):
-    """One pass of :func:`slab_vertices`: the number of vertices, written into V if ``fill``."""
+def _slab_fill(a, lo, hi, lower, upper, tol, VT, sig, slack, x):
+    """The vertices of one slab into ``VT`` by coordinate (vertex j is ``VT[:, j]``; with
+    their names ``sig`` and ``slack``), as many as fit; returns how many there are (more
+    than ``VT`` holds: the caller grows it and calls again).
+
+    The corners are visited in Gray-code order, ``a^T x`` updated by one term a step: a
+    corner farther than ``max_j |a_j| (hi_j - lo_j)`` from the slab (plus a margin for the
+    updates' rounding, at most 2^d eps times the terms' sum) neither lies in it nor starts
+    an edge that crosses it, and is passed over. The others are computed afresh."""
     d = lo.size
+    size = VT.shape[1]
+    n_corner = np.int64(1) << np.int64(d)
+    reach = 0.0
+    total = 0.0
+    run = 0.0
+    for i in range(d):
+        reach = max(reach, abs(a[i]) * (hi[i] - lo[i]))
+        total += abs(a[i]) * max(abs(lo[i]), abs(hi[i]))
+        x[i] = lo[i]
+        run += a[i] * lo[i]
+    margin = reach + 4.0 * n_corner * _EPS * total
+    # the edges by the step a_j w_j they make in a^T x, rising ones and falling ones each
+    # from the largest: an edge from a corner crosses a^T x = b only if its step is larger
+    # than the corner's distance to b, in b's direction, so each list is walked only that far
+    aw = np.empty(d)
+    for i in range(d):
+        aw[i] = a[i] * (hi[i] - lo[i])
+    by_size = np.argsort(-np.abs(aw))
+    rise = np.empty(d, dtype=np.int64)
+    fall = np.empty(d, dtype=np.int64)
+    n_rise = n_fall = 0
+    for q in range(d):
+        i = by_size[q]
+        if aw[i] > 0.0:
+            rise[n_rise] = i
+            n_rise += 1
+        elif aw[i] < 0.0:
+            fall[n_fall] = i
+            n_fall += 1
     count = 0
-    x = np.empty(d)
-    for c in range(1 << d):
-        ax = 0.0
-        for i in range(d):
-            x[i] = hi[i] if (c >> i) & 1 else lo[i]
-            ax += a[i] * x[i]
-        if lower - tol <= ax <= upper + tol:
-            if fill:
-                for i in range(d):
-                    V[count, i] = x[i]
-            count += 1
-        for j in range(d):   # the edge to the corner with coordinate j at hi
+    c = np.int64(0)
+    for gray in range(n_corner):
+        if gray > 0:   # the corner differs from the last in bit j, the lowest set bit of gray
+            j = 0
+            while not (gray >> j) & 1:
+                j += 1
+            c ^= np.int64(1) << j
             if (c >> j) & 1:
-                continue
-            ax2 = ax + a[j] * (hi[j] - lo[j])
-            for b in (lower, upper):
+                x[j] = hi[j]
+                run += aw[j]
+            else:
+                x[j] = lo[j]
+                run -= aw[j]
+        if run + margin < lower - tol or run - margin > upper + tol:
+            continue
+        ax = 0.0
+        mag = 0.0
+        for i in range(d):
+            ax += a[i] * x[i]
+            mag += abs(a[i] * x[i])
+        if lower - tol <= ax <= upper + tol:
+            if count < size:
+                for i in range(d):
+                    VT[i, count] = x[i]
+                sig[count] = c
+                slack[count] = 0.0
+            count += 1
+        for side in range(2):
+            b = lower if side == 0 else upper
+            gap = ax - b
+            up = gap < 0.0
+            n_walk = n_rise if up else n_fall
+            # the step must beat |gap|; 1e-12 of slack in the cut-off, the exact test below
+            need = abs(gap) * (1.0 - 1e-12)
+            for q in range(n_walk):
+                j = rise[q] if up else fall[q]
+                w = hi[j] - lo[j]
+                if abs(aw[j]) <= need:
+                    break
+                if (c >> j) & 1:   # the edge to the corner with coordinate j at hi
+                    continue
+                ax2 = ax + a[j] * w
                 if (ax - b) * (ax2 - b) < 0.0:
-                    if fill:
+                    if count < size:
                         t = (b - ax) / (ax2 - ax)
                         for i in range(d):
-                            V[count, i] = x[i]
-                        V[count, j] = min(max(lo[j] + t * (hi[j] - lo[j]), lo[j]), hi[j])
+                            VT[i, count] = x[i]
+                        VT[j, count] = min(max(lo[j] + t * w, lo[j]), hi[j])
+                        sig[count] = n_corner + (c * d + j) * 2 + side
+                        # |t - t*| w <= (rounding of b - a^T q) / |a_j| + the interpolation's
+                        err = (d + 4) * _EPS * (abs(b) + mag) / abs(a[j]) + 4.0 * _EPS * (abs(lo[j]) + w)
+                        slack[count] = min(err, w)
                     count += 1
     return count

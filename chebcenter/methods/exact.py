@@ -188,35 +188,21 @@ def _exact(ctx: Context) -> MethodOutput:
             codes[k] = Status.TOO_LARGE
             return
         V, every = got
-        widened = 0.0
-        if V.shape[0] == 0:  # S_F was found nonempty: the computed slice misses the box by its forward error
-            widened = _forward_error(prob, q)
+        widened, at_tau = 0.0, False
+        # S_F was found nonempty but the computed slice has no vertex: it misses the box by its
+        # forward error (near-parallel equations), or by less than the equations' tolerance tau
+        # (beyond a face of the box); its vertices at the first of the two that finds some
+        for widening in (_forward_error, _tau_in_coordinates):
+            if V.shape[0]:
+                break
+            widened = max(widened, widening(prob, q))
+            at_tau = widening is _tau_in_coordinates
             got = slice_vertices(prob, q, opts["max_vertices"], walk=False, raw=True,
                                  tol=np.maximum(prob.coord_tol, widened))
             if got is None:
                 codes[k] = Status.TOO_LARGE
                 return
             V, every = got
-        at_tau = False
-        if V.shape[0] == 0:
-            # S_F was found nonempty at the equations' tolerance tau (docs/theory.md §6.2), which
-            # can exceed the forward error: a slice beyond a face of the box by less than tau
-            # (a right-hand side just above the row's maximum over the box). Its vertices at that
-            # tolerance, carried into coordinates: tau over the smallest singular value moves
-            # the slice's right-hand side, and a basic coordinate by that over its column's
-            # weight in the orthonormal rows (the smallest nonzero column norm bounds it)
-            tau = float(np.max(prob._row_tol((prob.A @ q)[None, :])[0]))
-            s_min = float(prob.s_r[-1]) if prob.rank else 1.0
-            cols = np.linalg.norm(prob.Vr, axis=0)
-            weight = float(np.min(cols[cols > 1e-12])) if np.any(cols > 1e-12) else 1.0
-            widened = max(widened, tau / s_min / weight)
-            got = slice_vertices(prob, q, opts["max_vertices"], walk=False, raw=True,
-                                 tol=np.maximum(prob.coord_tol, widened))
-            if got is None:
-                codes[k] = Status.TOO_LARGE
-                return
-            V, every = got
-            at_tau = True
         n_vertices[k] = V.shape[0]
         if V.shape[0] == 0:  # only rounding beyond the tolerance can do this
             codes[k] = Status.SOLVER_ERROR
@@ -317,6 +303,20 @@ def _forward_error(prob, q):
     b_norm = float(np.linalg.norm(prob.A @ q))
     s_min = float(prob.s_r[-1]) if prob.rank else 1.0
     return max(prob.box_tol, 8.0 * np.finfo(float).eps * (b_norm + prob.sigma_max * float(np.linalg.norm(q))) / s_min)
+
+
+def _tau_in_coordinates(prob, q):
+    """The equations' tolerance tau (docs/theory.md §6.2) at the right-hand side ``A q``,
+    carried into coordinates: tau over the smallest singular value moves the slice's
+    right-hand side, and a basic coordinate by that over its column's weight in the
+    orthonormal rows (the smallest nonzero column norm bounds it). A slice beyond a face of
+    the box by less than tau (a right-hand side just above the row's maximum over the box)
+    is nonempty at tau, and its vertices are found at this tolerance."""
+    tau = float(np.max(prob._row_tol((prob.A @ q)[None, :])[0]))
+    s_min = float(prob.s_r[-1]) if prob.rank else 1.0
+    cols = np.linalg.norm(prob.Vr, axis=0)
+    weight = float(np.min(cols[cols > 1e-12])) if np.any(cols > 1e-12) else 1.0
+    return tau / s_min / weight
 
 
 def _lower_in_slice(prob, q, S, low):

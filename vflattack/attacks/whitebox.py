@@ -83,9 +83,22 @@ class AttackResult:
         return out
 
     def status_names(self, method: str) -> list:
-        """The status name of each row of ``method`` (``INVALID_SCORES`` for invalid score
-        rows). A table lookup: an enum member's ``.name`` costs a descriptor call per row,
-        0.3 s of a 25 000-row log partition."""
+        """The status name of each row of ``method``.
+
+        Parameters
+        ----------
+        method : str
+            One of the attack's methods (a key of ``status``).
+
+        Returns
+        -------
+        list of str
+            ``chebcenter.Status`` names, ``INVALID_SCORES`` for rows whose scores were invalid.
+            A table lookup: an enum member's ``.name`` costs a descriptor call per row, 0.3 s
+            of a 25 000-row log partition.
+        """
+        if method not in self.status:
+            raise InvalidInputError(f"method must be one of {sorted(self.status)}; got {method!r}")
         return [_NAMES[s] for s in self.status[method]]
 
     def mse(self, X_true: Any, per_feature: bool = False, rows: Any = None) -> dict:
