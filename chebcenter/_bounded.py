@@ -1,28 +1,24 @@
-"""Bounded-error batches of :class:`chebcenter.BoxSlice`: routing and mapping back.
+"""The bounds of a :class:`chebcenter.BoxSlice` batch in the core's frame, and the way back.
 
 Private module, on the floor of :mod:`chebcenter.problem` (``BoxSlice`` inherits
-:class:`BoundedBatches`). A batch given as ``L <= A x <= U`` is split row by row: rows whose
-intervals are all points are the equality case and go through ``BoxSlice._run`` with
-``B = L`` (the same code and the same answers as without bounds); rows with a NaN are
-INVALID_INPUT; rows with an empty interval are INFEASIBLE; the others are normalised like a
-right-hand side (``(L - A shift) / scale``) and solved by :func:`chebcenter.dispatch.solve_bounded` on
-the core, then mapped back to the user's coordinates with the method's declared extras.
+:class:`BoundedBatches`). A batch given as ``L <= A x <= U`` is normalised like a right-hand
+side (``(L - A shift) / scale``), its rows get the core's one tolerance tau
+(``_Core.bound_tol``) and are sorted into classes: a NaN is INVALID_INPUT, an empty interval
+INFEASIBLE, an interval within ``2 tau`` of a point is that point. ``BoxSlice._run`` then
+solves every valid row by :func:`chebcenter.dispatch.solve` (slices and interval rows alike)
+and maps the answers back to the user's coordinates with the method's declared extras
+(:func:`_to_user`).
 """
 
 from __future__ import annotations
-
-import time
 
 import numpy as np
 
 from ._errors import InvalidInputError
 from ._validate import as_interval_batch, as_rhs
 from .core import bound_size
-from .dispatch import solve_bounded
 from .kernels.linalg import rows_times
-from .lifting import interval_ranges, interval_vertices
-from .ranges import FeatureRanges
-from .results import BatchResult, Status
+from .lifting import interval_vertices
 
 __all__ = ["BoundedBatches"]
 
@@ -131,38 +127,6 @@ class BoundedBatches:
         b = self.A @ self.lo
         return np.all((L <= b + tau) & (U >= b - tau), axis=1)
 
-    def _run_bounds(self, L, U, spec, opts, on_inconsistent, given=None):
-        t0 = time.perf_counter()
-        N, d = L.shape[0], self.d
-        Lc, Uc, tau, invalid, points, empty, sets = self._split_bounds(L, U)
-        refused = spec.refused_on_intervals(given or {}) if sets.any() else None
-        if refused:
-            raise InvalidInputError(refused)
-        centers, radii = np.full((N, d), np.nan), np.full(N, np.nan)
-        codes = np.full(N, Status.INVALID_INPUT, dtype=np.int8)
-        codes[empty] = Status.INFEASIBLE
-        parts = []
-        if points.any():
-            eq = self._run(self._point_rhs(L[points], U[points], Lc[points]), spec, opts, on_inconsistent)
-            centers[points], radii[points], codes[points] = eq.centers, eq.radii, eq.status_codes
-            parts.append((np.flatnonzero(points), dict(eq.extras)))
-        rows = np.flatnonzero(sets)
-        if rows.size and self._core is None:
-            inside = self._fixed_point_rows(L[rows], U[rows], tau[rows])
-            centers[rows[inside]], radii[rows[inside]] = self.lo, 0.0
-            codes[rows] = np.where(inside, Status.OPTIMAL, Status.INFEASIBLE)
-        elif rows.size:
-            o = opts
-            if spec.to_frame is not None:
-                o = spec.to_frame(self, opts, rows, N)
-            Z, R, cz, ex = solve_bounded(self._core, Lc[rows], Uc[rows], tau[rows], spec, o)
-            centers[rows], radii[rows], codes[rows] = self._to_original(Z), R * self.scale, cz
-            mapped = {key: _to_user(self, spec, key, val) for key, val in ex.items()}
-            parts.append((rows, mapped))
-        extras = _merge(spec, parts, N, d)
-        residuals, box_viol = self._bound_residuals(centers, L, U)
-        return BatchResult(centers, radii, codes, spec.name, time.perf_counter() - t0, residuals, box_viol, extras)
-
     def _bound_residuals(self, X, L, U):
         """``|| A c - clip(A c, L, U) ||`` (0 for a center in its set) and the box violation."""
         good = np.all(np.isfinite(X), axis=1)
@@ -194,43 +158,6 @@ class BoundedBatches:
         V = interval_vertices(self._core, Lc, Uc, tau, max_vertices)
         return None if V is None else self._to_original(V)
 
-    def _ranges_bounds(self, L, U, on_inconsistent):
-        t0 = time.perf_counter()
-        N, d = L.shape[0], self.d
-        Lc, Uc, tau, invalid, points, empty, sets = self._split_bounds(L, U)
-        lower, upper = np.full((N, d), np.nan), np.full((N, d), np.nan)
-        codes = np.full(N, Status.INVALID_INPUT, dtype=np.int8)
-        codes[empty] = Status.INFEASIBLE
-        if points.any():
-            eq = self.feature_ranges(self._point_rhs(L[points], U[points], Lc[points]), on_inconsistent=on_inconsistent)
-            lower[points], upper[points], codes[points] = eq.lower, eq.upper, eq.status_codes
-        rows = np.flatnonzero(sets)
-        if rows.size and self._core is None:
-            inside = self._fixed_point_rows(L[rows], U[rows], tau[rows])
-            lower[rows[inside]] = upper[rows[inside]] = self.lo
-            codes[rows] = np.where(inside, Status.OPTIMAL, Status.INFEASIBLE)
-        elif rows.size:
-            lo_c, up_c, cz = interval_ranges(self._core, Lc[rows], Uc[rows], tau[rows])
-            ok = cz <= Status.INACCURATE
-            lo_x, up_x = self._to_original(lo_c), self._to_original(up_c)
-            lo_x[~ok], up_x[~ok] = np.nan, np.nan
-            lower[rows], upper[rows], codes[rows] = lo_x, up_x, cz
-        return FeatureRanges(lower, upper, codes, time.perf_counter() - t0, self.lo.copy(), self.hi.copy())
-
 
 def _to_user(sl, spec, key, val):
     return _TO_USER[spec.extra(key).unit](sl, val)
-
-
-def _merge(spec, parts, N, d):
-    """The extras of the row groups as batch-wide arrays, filled where a group lacks one."""
-    keys = [e for e in spec.all_extras() if any(e.name in ex for _, ex in parts)]
-    out = {}
-    for e in keys:
-        shape = (N,) + e.trailing_shape(d)
-        arr = np.full(shape, e.fill, dtype=np.dtype(e.dtype)) if e.dtype != "O" else np.full(shape, None, dtype=object)
-        for rows, ex in parts:
-            if e.name in ex:
-                arr[rows] = ex[e.name]
-        out[e.name] = arr
-    return out

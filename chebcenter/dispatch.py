@@ -1,11 +1,17 @@
 """One batch through one method: the solve, the contract check and the repair.
 
-Private module, above the methods and below :class:`chebcenter.BoxSlice`: :func:`solve`
-decides consistency and emptiness for every row (on the :class:`~chebcenter.core._Core`),
-hands the nonempty rows to the method as a :class:`~chebcenter.methods.Context`, and holds
-each OPTIMAL row to its method's contract (:func:`check_contract`): a center that claims
-S_F must lie in it; a row that fails is moved into S_F (projection) with its radius
-enlarged by the move and reported INACCURATE, with the reason in ``extras["check"]``.
+Private module, above the methods and below :class:`chebcenter.BoxSlice`. Every row of a
+batch is a set ``{x in box : L <= A x <= U}`` on the normalised
+:class:`~chebcenter.core._Core`; :func:`solve` is the one entry. Rows whose intervals are all
+points are slices ``A x = b``: consistency and emptiness are decided on the core's factors
+(:func:`_slices`). The other rows are clamped to what each row reaches over the box, grouped
+by their pattern of equations and vacuous rows and lifted (:mod:`chebcenter.lifting`, the
+reduction in front of the methods), and a row whose lifted set has no point is INFEASIBLE
+(:func:`_sets`). The method runs on each group of nonempty rows through its one function
+(a :class:`~chebcenter.methods.Context`), and each row is held to its method's contract by
+one check (:func:`check_contract`): a center that claims the set must lie in it; a row that
+fails is moved into the set (a projection) with its radius enlarged by the move and
+reported INACCURATE, with the reason in ``extras["check"]``.
 """
 
 from __future__ import annotations
@@ -21,13 +27,45 @@ from .lifting import clamp, groups
 from .methods import Context
 from .results import Status
 
-__all__ = ["check_contract", "hold_to_set", "move_into_slice", "scatter", "solve", "solve_bounded"]
+__all__ = ["check_contract", "scatter", "solve"]
 
 
-def solve(core, B, user, spec, opts, on_inconsistent):
-    """Centers of the normalised rows ``B`` (all finite); returns
-    ``(centers, radii, codes, extras)`` in these coordinates. ``user`` (N, m) is the size of
-    what the normalisation subtracted from each equation (``_Core.bound_tol``), or None."""
+def solve(core, L, U, tau, user, spec, opts, on_inconsistent):
+    """Centers, radii, statuses and extras (the core's frame) of the sets
+    ``{x in box : L <= A x <= U}``, one per row, by the method ``spec``.
+
+    ``L``, ``U`` (N, m) are normalised bounds (finite or infinite, ``L <= U`` up to ``tau``);
+    ``U is L`` says every row is a slice ``A x = L`` (finite). ``tau`` (N, m) are the rows'
+    tolerances (``_Core.bound_tol``; may be None when ``U is L``), ``user`` (N, m) the size of
+    what the normalisation subtracted from each bound, or None. ``on_inconsistent`` applies
+    to slices (``"project"``: b replaced by its projection onto Col(A)). A row's extras are
+    the dispatcher's and the method's declared ones."""
+    if U is L:
+        return _slices(core, L, user, spec, opts, on_inconsistent, np.arange(L.shape[0]))
+    N, d = L.shape[0], core.d
+    points = np.all(L == U, axis=1)
+    if points.all():
+        return _slices(core, L, user, spec, opts, on_inconsistent, np.arange(N))
+    if not points.any():
+        return _sets(core, L, U, tau, spec, opts, np.arange(N))
+    centers, radii = np.full((N, d), np.nan), np.full(N, np.nan)
+    codes = np.full(N, Status.INFEASIBLE, dtype=np.int8)
+    parts = []
+    at = np.flatnonzero(points)
+    if at.size:
+        parts.append((at, _slices(core, np.ascontiguousarray(L[at]), None if user is None else user[at], spec, opts,
+                                  on_inconsistent, at)))
+    at = np.flatnonzero(~points)
+    parts.append((at, _sets(core, L[at], U[at], tau[at], spec, opts, at)))
+    extras: dict[str, Any] = {}
+    for at, part in parts:
+        _place(spec, at, part, centers, radii, codes, extras)
+    return centers, radii, codes, extras
+
+
+def _slices(core, B, user, spec, opts, on_inconsistent, index):
+    """:func:`solve` on rows that are slices ``A x = B`` (all finite); ``index``: the rows'
+    positions in the batch (the contexts' ``rows``)."""
     N, d = B.shape[0], core.d
     Q, H = np.empty((N, d)), np.empty((N, d))
     residual, violation = np.empty(N), np.empty(N)
@@ -60,7 +98,7 @@ def solve(core, B, user, spec, opts, on_inconsistent):
         closed_forms.ball_radii(Hr, core.mid, core.half_diag_sq, ball)
         pos = np.full(N, -1, dtype=np.int64)
         pos[rows] = np.arange(rows.size)
-        ctx = Context(core, rows, take(B), take(Q), Hr, ball, opts,
+        ctx = Context(core, index[rows], take(B), take(Q), Hr, ball, opts,
                       outside=pos[outside[feasible_out]], proj_outside=proj_out[feasible_out])
         out = spec.func(ctx)
         if core.p == 0 and spec.lies_in != "box":  # S_F = {q}: every estimate of S_F is q, radius 0
@@ -74,123 +112,49 @@ def solve(core, B, user, spec, opts, on_inconsistent):
     bad = codes > Status.INACCURATE
     centers[bad] = np.nan
     radii[bad] = np.nan
-    if spec.lies_in in ("S_F", "S"):
-        check_contract(core, spec, B, centers, radii, codes, extras)
+    check_contract(core, spec, _SliceMembers(core, B), centers, radii, codes, extras)
     return centers, radii, codes, extras
 
 
-def check_contract(core, spec, B, centers, radii, codes, extras):
-    """Hold every row to its method's promise (in place).
-
-    * ``lies_in == "S_F"``: the center left the box by at most CLIP_TOL before clipping
-      and ``||A c - b|| <= MEMBERSHIP_TOL (||A|| (||c|| + 1) + ||b||)`` after it. A row
-      that fails is projected onto S_F (compiled dual Newton), its radius grows by the
-      distance moved (``extras["moved"]``; the triangle inequality keeps it a bound)
-      and an OPTIMAL status becomes INACCURATE.
-    * ``lies_in == "S"``: the residual test alone; a failing row becomes INACCURATE.
-    """
-    ok = np.flatnonzero(codes <= Status.INACCURATE)
-    reason = np.full(codes.size, None, dtype=object)
-    if spec.lies_in == "S_F":
-        clipped = np.zeros(codes.size)
-        before = centers[ok]
-        after = np.clip(before, core.lo, core.hi)
-        clipped[ok] = np.max(np.abs(after - before), axis=1, initial=0.0)
-        centers[ok] = after
-        extras["clipped"] = clipped
-    res = np.full(codes.size, np.nan)
-    viol = np.full(codes.size, np.nan)
-    closed_forms.check_rows(centers, core.A, B, core.lo, core.hi, res, viol)
-    norms = np.linalg.norm(centers[ok], axis=1)
-    tol = MEMBERSHIP_TOL * (core.sigma_max * (norms + 1.0) + np.linalg.norm(B[ok], axis=1))
-    off = ok[res[ok] > tol]
-    if spec.lies_in == "S_F":
-        far = ok[clipped[ok] > CLIP_TOL]
-        reason[far] = "the solver's center left the box (moved into S_F)"
-        reason[off] = "the center was off A x = b (moved into S_F)"
-        fix = np.union1d(far, off)
-        if fix.size:
-            move_into_slice(core, B, centers, radii, codes, fix, reason, extras)
-    else:
-        reason[off] = "the center is off A x = b beyond rounding"
-    failed = reason != None  # noqa: E711  (object array)
-    codes[failed & (codes == Status.OPTIMAL)] = Status.INACCURATE
-    earlier = extras.get("check")  # the method's own findings come first
-    if earlier is not None:
-        both = [a if b is None else (b if a is None else f"{a}; {b}") for a, b in zip(earlier, reason)]
-        reason = np.array(both + [None], dtype=object)[:-1]
-    if failed.any() or earlier is not None:
-        extras["check"] = reason
-
-
-def move_into_slice(core, B, centers, radii, codes, fix, reason, extras):
-    """Project the failing centers onto S_F; radius += distance moved."""
-    moved = extras.setdefault("moved", np.zeros(codes.size))
-    Beta = linalg.rows_times(B[fix], core.Ur.T) / core.s_r if core.rank else np.zeros((fix.size, 0))
-    C = np.ascontiguousarray(centers[fix])
-    X = np.empty_like(C)
-    state = np.zeros(fix.size, dtype=np.int64)
-    its = np.zeros(fix.size, dtype=np.int64)
-    projection.project_points(C, core.Vr, Beta, core.lo, core.hi, X, state, its,
-                           _PROJECT_MAXIT, core._project_tol)
-    done = state == projection.PROJECTED
-    for j in np.flatnonzero(~done):  # the projection did not converge (a slice that is
-        x, how = core._slice_point(B[fix[j]], Beta[j])  # nearly a point): any point of S_F keeps the bound
-        if x is not None:
-            X[j], done[j] = x, True
-            reason[fix[j]] = f"{reason[fix[j]]}; moved to {how} point of S_F (the projection did not converge)"
-    shift = np.linalg.norm(X - C, axis=1)
-    good, lost = fix[done], fix[~done]
-    centers[good] = X[done]
-    radii[good] += shift[done]
-    moved[good] = shift[done]
-    centers[lost] = np.nan
-    radii[lost] = np.nan
-    codes[lost] = Status.SOLVER_ERROR
-    reason[lost] = "the solver's center was off S_F and could not be moved into it"
-
-
-def solve_bounded(core, Lc, Uc, tau, spec, opts):
-    """Centers, radii, statuses and extras (the core's frame) of the bounded-error sets
-    ``{x in box : Lc <= A x <= Uc}``, one per row (finite or infinite bounds, ``Lc <= Uc``,
-    ``tau`` the rows' tolerances of ``_Core.bound_tol``), by the method ``spec`` (its
-    ``bounded`` entry).
-
-    The intervals are clamped to what each row reaches over the box (a row that misses it
-    beyond tau is INFEASIBLE); the rows are grouped by their pattern of equations and vacuous
-    rows and lifted (:mod:`chebcenter.lifting`); a row whose lifted set has no point is
-    INFEASIBLE; the method runs on the rest, and every center that claims S (``lies_in ==
-    "S_F"``) is held to it (:func:`hold_to_set`). The extras are the method's declared ones,
-    allocated as they first come back."""
+def _sets(core, Lc, Uc, tau, spec, opts, index):
+    """:func:`solve` on rows with an interval wider than a point: clamped, grouped, lifted;
+    ``index``: the rows' positions in the batch (the contexts' ``rows``)."""
     N, d = Lc.shape[0], core.d
     centers, radii = np.full((N, d), np.nan), np.full(N, np.nan)
     codes = np.full(N, Status.INFEASIBLE, dtype=np.int8)
     check = np.full(N, None, dtype=object)
     extras: dict[str, Any] = {"rhs_residual": np.zeros(N), "check": check}
-    if spec.in_feasible_set:
-        extras.update(clipped=np.zeros(N), moved=np.zeros(N))
     Lp, Up, empty, eq = clamp(core, Lc, Uc, tau)
     check[empty] = "an interval misses what its row reaches over the box"
     for rows, grp in groups(core, Lp, Up, tau, eq, empty):
         k = np.flatnonzero(grp.consistent)
-        Y0 = grp.feasible_points(k) if k.size else np.zeros((0, grp.K))
-        ok = np.all(np.isfinite(Y0), axis=1)
-        k, Y0 = k[ok], Y0[ok]
+        Y0 = None
+        if not spec.decides_emptiness:
+            Y0 = grp.feasible_points(k) if k.size else np.zeros((0, grp.K))
+            ok = np.all(np.isfinite(Y0), axis=1)
+            k, Y0 = k[ok], Y0[ok]
         if k.size == 0:
             continue
-        codes[rows[k]] = Status.OPTIMAL
-        C, R, st, ex = spec.bounded(core, grp, k, Y0, Lp[rows[k]], Up[rows[k]], opts)
-        if "check" in ex:   # the method's own findings, before the contract check adds its own
-            check[rows[k]] = ex.pop("check")
-        if spec.in_feasible_set:
-            C, R, st = hold_to_set(core, grp, k, Y0, C, R, st, check, rows, extras)
         at = rows[k]
-        centers[at], radii[at], codes[at] = C, R, st
-        for key, val in ex.items():
-            if key not in extras:
-                extras[key] = _declared_array(spec, key, N, d)
-            extras[key][at] = val
+        out = spec.func(Context.of_group(core, index[at], grp, k, Y0, Lp[at], Up[at], opts))
+        C, R, st, ex = out.centers, out.radii, out.codes, dict(out.extras)
+        if "check" in ex:   # the method's own findings, before the contract check adds its own
+            ex["check"] = np.asarray(ex["check"], dtype=object)
+        members = _GroupMembers(core, grp, k, Y0, 0.5 * (Lp[at] + Up[at]))
+        check_contract(core, spec, members, C, R, st, ex)
+        _place(spec, at, (C, R, st, ex), centers, radii, codes, extras)
     return centers, radii, codes, extras
+
+
+def _place(spec, at, part, centers, radii, codes, extras):
+    """Write the answers ``part = (centers, radii, codes, extras)`` of the rows ``at`` into the
+    batch's arrays; an extra met for the first time gets a batch-wide array filled as declared."""
+    C, R, st, ex = part
+    centers[at], radii[at], codes[at] = C, R, st
+    for key, val in ex.items():
+        if key not in extras:
+            extras[key] = _declared_array(spec, key, codes.size, centers.shape[1])
+        extras[key][at] = val
 
 
 def _declared_array(spec, key, n, d):
@@ -200,30 +164,152 @@ def _declared_array(spec, key, n, d):
     return np.full(shape, None, dtype=object) if e.dtype == "O" else np.full(shape, e.fill, dtype=np.dtype(e.dtype))
 
 
-def hold_to_set(core, grp, k, Y0, X, R, codes, check, rows, extras):
-    """Each center that claims S lies in S: one outside its tolerance is projected onto S
-    (radius += the move, INACCURATE); then it is clipped into the box (``clipped``)."""
-    good = np.all(np.isfinite(X), axis=1)
-    Y = grp.apply(np.where(good[:, None], X, 0.0))
-    lo, hi, tol = grp.Lo[k], grp.Hi[k], grp.tol[k]
-    viol = np.max(np.maximum(lo - tol - Y, Y - hi - tol), axis=1, initial=0.0)
-    viol[:] = np.maximum(viol, 0.0)
-    if grp.AE.shape[0]:
-        res = np.abs(rows_times(X, grp.AE) - grp.bE[k])
-        viol = np.maximum(viol, np.max(res - grp.tauE[k], axis=1, initial=0.0))
-    off = np.flatnonzero(good & (viol > CLIP_TOL) & (codes <= Status.INACCURATE))
-    if off.size:
-        Yp, _, _ = grp.project(k[off], np.ascontiguousarray(X[off]), Y0[off])
-        Xp = grp.invert(Yp)
-        moved = np.linalg.norm(Xp - X[off], axis=1)
-        X[off], R[off] = Xp, R[off] + moved
-        codes[off] = np.where(codes[off] == Status.OPTIMAL, Status.INACCURATE, codes[off])
-        extras["moved"][rows[k[off]]] = moved
-        check[rows[k[off]]] = [(f"{c}; " if c else "") + "the center was outside the set (moved into it)"
-                               for c in check[rows[k[off]]]]
-    Xc = np.clip(X, core.lo, core.hi)
-    extras["clipped"][rows[k]] = np.max(np.abs(np.where(good[:, None], Xc - X, 0.0)), axis=1, initial=0.0)
-    return Xc, R, codes
+class _SliceMembers:
+    """Membership in the slices ``S_F = {x in box : A x = b}`` and the move into them."""
+
+    where = "S_F"
+
+    def __init__(self, core, B):
+        self.core, self.B = core, B
+
+    def off(self, idx, X):
+        """Rows ``idx`` whose centers ``X`` (in the box) are off ``A x = b`` beyond rounding:
+        ``||A c - b|| > MEMBERSHIP_TOL (||A|| (||c|| + 1) + ||b||)``."""
+        core = self.core
+        res = np.empty(idx.size)
+        viol = np.empty(idx.size)
+        closed_forms.check_rows(np.ascontiguousarray(X), core.A, np.ascontiguousarray(self.B[idx]), core.lo, core.hi,
+                                res, viol)
+        norms = np.linalg.norm(X, axis=1)
+        return res > MEMBERSHIP_TOL * (core.sigma_max * (norms + 1.0) + np.linalg.norm(self.B[idx], axis=1))
+
+    off_midpoint = off   # a slice is its own midpoint slice
+
+    def move(self, idx, X):
+        """The projections of ``X`` onto S_F (compiled dual Newton; a point of S_F where it does
+        not converge): ``(points, done, notes)``."""
+        core, B = self.core, self.B[idx]
+        Beta = linalg.rows_times(B, core.Ur.T) / core.s_r if core.rank else np.zeros((idx.size, 0))
+        C = np.ascontiguousarray(X)
+        P = np.empty_like(C)
+        state = np.zeros(idx.size, dtype=np.int64)
+        its = np.zeros(idx.size, dtype=np.int64)
+        projection.project_points(C, core.Vr, Beta, core.lo, core.hi, P, state, its, _PROJECT_MAXIT, core._project_tol)
+        done = state == projection.PROJECTED
+        notes = np.full(idx.size, None, dtype=object)
+        for j in np.flatnonzero(~done):  # the projection did not converge (a slice that is
+            x, how = core._slice_point(B[j], Beta[j])  # nearly a point): any point of S_F keeps the bound
+            if x is not None:
+                P[j], done[j] = x, True
+                notes[j] = f"moved to {how} point of S_F (the projection did not converge)"
+        return P, done, notes
+
+
+class _GroupMembers:
+    """Membership in the sets of one lifted group and the move into them (the lifted QP)."""
+
+    where = "the set"
+
+    def __init__(self, core, grp, k, Y0, mid):
+        self.core, self.grp, self.k, self.Y0, self.mid = core, grp, k, Y0, mid
+
+    def off(self, idx, X):
+        """Rows ``idx`` whose centers ``X`` leave their set by more than CLIP_TOL beyond the
+        rows' tolerances (every lifted coordinate and every equation)."""
+        grp, k = self.grp, self.k[idx]
+        Y = grp.apply(X)
+        viol = np.max(np.maximum(grp.Lo[k] - grp.tol[k] - Y, Y - grp.Hi[k] - grp.tol[k]), axis=1, initial=0.0)
+        if grp.AE.shape[0]:
+            res = np.abs(rows_times(X, grp.AE) - grp.bE[k])
+            viol = np.maximum(viol, np.max(res - grp.tauE[k], axis=1, initial=0.0))
+        return viol > CLIP_TOL
+
+    def off_midpoint(self, idx, X):
+        """Rows ``idx`` whose centers are off ``A x = A A^+ (L + U) / 2`` beyond rounding (where
+        the midpoint formulas put them: the midpoints' least-squares slice)."""
+        core = self.core
+        mid = self.mid[idx]
+        if core.rank:
+            mid = rows_times(rows_times(mid, core.Ur.T), core.Ur)
+        return _SliceMembers(core, np.ascontiguousarray(mid)).off(np.arange(idx.size), X)
+
+    def move(self, idx, X):
+        """The lifted projections of ``X`` onto the rows' sets: ``(points, done, notes)``."""
+        grp, k = self.grp, self.k[idx]
+        Y, _, _ = grp.project(k, np.ascontiguousarray(X), self.Y0[idx])
+        P = grp.invert(Y)
+        return P, np.all(np.isfinite(P), axis=1), np.full(idx.size, None, dtype=object)
+
+
+def check_contract(core, spec, members, centers, radii, codes, extras):
+    """Hold every row to its method's promise (in place), for slices and interval sets alike
+    (``members``: the rows' sets, with ``off`` and ``move``).
+
+    * ``lies_in == "S_F"`` (the center lies in the row's set): the center is clipped into the
+      box (``extras["clipped"]``); one that left the box by more than CLIP_TOL, or that is
+      outside its set (a slice: ``||A c - b|| > MEMBERSHIP_TOL (||A|| (||c|| + 1) + ||b||)``;
+      an interval set: beyond its rows' tolerances by CLIP_TOL) is moved into the set, its
+      radius grows by the distance moved (``extras["moved"]``; the triangle inequality keeps
+      it a bound) and an OPTIMAL status becomes INACCURATE. A row that cannot be moved is
+      SOLVER_ERROR.
+    * ``lies_in == "S"`` (the center solves ``A x = `` the rows' midpoints): the residual
+      test alone; a failing row becomes INACCURATE.
+    """
+    if spec.lies_in not in ("S_F", "S"):
+        return
+    answered = codes <= Status.INACCURATE
+    finite = np.all(np.isfinite(centers), axis=1) & np.isfinite(radii)
+    ok = np.flatnonzero(answered & finite)
+    reason = np.full(codes.size, None, dtype=object)
+    lost = np.flatnonzero(answered & ~finite)   # a method that answered without a number
+    codes[lost] = Status.SOLVER_ERROR
+    reason[lost] = "the method returned no center or no radius"
+    if spec.lies_in == "S_F":
+        clipped = np.zeros(codes.size)
+        before = centers[ok]
+        after = np.clip(before, core.lo, core.hi)
+        clipped[ok] = np.max(np.abs(after - before), axis=1, initial=0.0)
+        centers[ok] = after
+        extras["clipped"] = clipped
+        extras.setdefault("moved", np.zeros(codes.size))
+        off = ok[members.off(ok, centers[ok])]
+        far = ok[clipped[ok] > CLIP_TOL]
+        reason[far] = f"the solver's center left the box (moved into {members.where})"
+        reason[off] = f"the center was outside {members.where} (moved into {members.where})"
+        fix = np.union1d(far, off)
+        if fix.size:
+            _move(members, centers, radii, codes, fix, reason, extras)
+    else:
+        off = ok[members.off_midpoint(ok, centers[ok])]
+        reason[off] = "the center is off A x = b beyond rounding"
+    failed = reason != None  # noqa: E711  (object array)
+    codes[failed & (codes == Status.OPTIMAL)] = Status.INACCURATE
+    bad = codes > Status.INACCURATE
+    centers[bad] = np.nan
+    radii[bad] = np.nan
+    earlier = extras.get("check")  # the method's own findings come first
+    if earlier is not None:
+        both = [a if b is None else (b if a is None else f"{a}; {b}") for a, b in zip(earlier, reason)]
+        reason = np.array(both + [None], dtype=object)[:-1]
+    if failed.any() or earlier is not None:
+        extras["check"] = reason
+
+
+def _move(members, centers, radii, codes, fix, reason, extras):
+    """Move the failing centers into their sets; radius += the distance moved."""
+    X, done, notes = members.move(fix, np.ascontiguousarray(centers[fix]))
+    X = np.clip(X, members.core.lo, members.core.hi)
+    shift = np.linalg.norm(X - centers[fix], axis=1)
+    good, lost = fix[done], fix[~done]
+    centers[good] = X[done]
+    radii[good] += shift[done]
+    extras["moved"][good] = shift[done]
+    for j in np.flatnonzero(notes != None):  # noqa: E711  (object array)
+        reason[fix[j]] = f"{reason[fix[j]]}; {notes[j]}"
+    centers[lost] = np.nan
+    radii[lost] = np.nan
+    codes[lost] = Status.SOLVER_ERROR
+    reason[lost] = f"the solver's center was off {members.where} and could not be moved into it"
 
 
 def scatter(values: np.ndarray, rows: np.ndarray, n: int) -> np.ndarray:

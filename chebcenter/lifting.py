@@ -1,7 +1,8 @@
 r"""The lifting of a bounded-error set to a box slice (docs/theory.md §8.2).
 
-Private module, on the methods' floor: :func:`chebcenter.dispatch.solve_bounded` groups and
-lifts a batch here, and :mod:`chebcenter.methods.bounded` solves on the groups. For one batch
+Private module, on the methods' floor: :func:`chebcenter.dispatch.solve` groups and lifts the
+interval rows of a batch here, and each method solves on the groups (its function, with
+:attr:`chebcenter.methods.Context.group` set). For one batch
 row, the rows with ``L_j = U_j`` (after the intervals are
 clamped to what ``a_j^T x`` reaches over the box) are equalities: ``x = q + N u`` with
 ``N`` an orthonormal basis of their null space and ``q`` their minimum-norm solution. The
@@ -15,7 +16,7 @@ other rows are intervals, scaled to unit norm. In the lifted coordinates
 of a box slice (the compiled kernels, with a box per row), and ``||x - x'|| = ||u - u'||``
 because N is orthonormal. Rows of a batch with the same equality pattern share W and V.
 
-:class:`LiftedGroup` holds one equality pattern of a batch; :func:`interval_ranges` and
+:class:`LiftedGroup` holds one equality pattern of a batch; :func:`group_ranges` and
 :func:`interval_vertices` are the feature ranges and the vertices of its sets.
 """
 
@@ -32,11 +33,9 @@ from .kernels.linalg import rows_times
 from .kernels.projection import EMPTY, PROJECTED
 from .kernels.qp import QP_OPTIMAL
 from .kernels.simplex import RANGES_EMPTY, RANGES_OK, lp_max
-from .kernels.vertices import distinct_rows, enumerate_vertices
-from .methods.exact import candidate_count
-from .results import Status
+from .kernels.vertices import candidate_count, distinct_rows, enumerate_vertices
 
-__all__ = ["LiftedGroup", "clamp", "groups", "interval_ranges", "interval_vertices", "vacuous_rows",
+__all__ = ["LiftedGroup", "clamp", "groups", "group_ranges", "interval_vertices", "vacuous_rows",
            "vertices_of"]
 
 _EPS = np.finfo(np.float64).eps
@@ -291,41 +290,7 @@ def _cut_rows(core, grp, kk):
     return G, h, np.ascontiguousarray(np.concatenate([tol[up], tol[down]]))
 
 
-def interval_ranges(core, Lc, Uc, tau):
-    """``(lower, upper, codes)``: the feature ranges of ``{x in box : Lc <= A x <= Uc}`` per row
-    (``tau``: the rows' tolerances, core.bound_tol)."""
-    N, d = Lc.shape[0], core.d
-    lower, upper = np.full((N, d), np.nan), np.full((N, d), np.nan)
-    codes = np.full(N, Status.INFEASIBLE, dtype=np.int8)
-    Lp, Up, empty, eq = clamp(core, Lc, Uc, tau)
-    for rows, grp in groups(core, Lp, Up, tau, eq, empty):
-        k = np.flatnonzero(grp.consistent)
-        if k.size == 0:
-            continue
-        # the LPs decide emptiness themselves (phase 1); a row they find empty is judged
-        # again at the tolerances (the projection, then an LP) and, if it is not empty, its
-        # ranges are those of the box widened by the tolerance
-        lo_, up_, status = _group_ranges(grp, k)
-        again = np.flatnonzero(status == RANGES_EMPTY)
-        if again.size:
-            Y0 = grp.feasible_points(k[again])
-            keep = np.all(np.isfinite(Y0), axis=1)
-            status[again[~keep]] = -1
-            if keep.any():
-                j = k[again[keep]]
-                saved = grp.Lo[j], grp.Hi[j]
-                grp.Lo[j], grp.Hi[j] = saved[0] - grp.tol[j], saved[1] + grp.tol[j]
-                lo2, up2, st2 = _group_ranges(grp, j)
-                grp.Lo[j], grp.Hi[j] = saved
-                lo_[again[keep]], up_[again[keep]], status[again[keep]] = lo2, up2, st2
-        k, lo_, up_, status = k[status >= 0], lo_[status >= 0], up_[status >= 0], status[status >= 0]
-        at = rows[k]
-        lower[at], upper[at] = lo_[:, :d], up_[:, :d]
-        codes[at] = np.where(status == RANGES_OK, Status.OPTIMAL, Status.SOLVER_ERROR)
-    return lower, upper, codes
-
-
-def _group_ranges(grp, k):
+def group_ranges(grp, k):
     """The lifted ranges of the rows ``k`` of one group (only the first d columns are x's)."""
     lo_, up_ = np.full((k.size, grp.K), np.nan), np.full((k.size, grp.K), np.nan)
     status = np.zeros(k.size, dtype=np.int64)

@@ -274,12 +274,12 @@ class BoxSlice(BoundedBatches):
         on_inconsistent = check_choice("on_inconsistent", on_inconsistent, ("status", "project"))
         opts = check_options(spec, options)
         bounds = as_interval_batch(B, noise, lower, upper, self.m)
-        if bounds is not None:
-            return self._run_bounds(*bounds, spec, opts, on_inconsistent, given=options)
-        if B is None:
-            raise InvalidInputError("B is required: the right-hand sides (or lower=/upper=, or noise= with B)")
-        B = as_batch_rhs("B", B, self.m, allow_nonfinite=True)
-        return self._run(B, spec, opts, on_inconsistent)
+        if bounds is None:
+            if B is None:
+                raise InvalidInputError("B is required: the right-hand sides (or lower=/upper=, or noise= with B)")
+            B = as_batch_rhs("B", B, self.m, allow_nonfinite=True)
+            bounds = (B, B)    # slices: every interval a point (one array, no interval to look at)
+        return self._run(*bounds, spec, opts, on_inconsistent, given=options)
 
     def feature_ranges(self, B: Any = None, *, on_inconsistent: str = "status", noise: Any = None,
                        lower: Any = None, upper: Any = None) -> FeatureRanges:
@@ -304,53 +304,91 @@ class BoxSlice(BoundedBatches):
         """
         on_inconsistent = check_choice("on_inconsistent", on_inconsistent, ("status", "project"))
         bounds = as_interval_batch(B, noise, lower, upper, self.m)
-        if bounds is not None:
-            return self._ranges_bounds(*bounds, on_inconsistent)
-        if B is None:
-            raise InvalidInputError("B is required: the right-hand sides (or lower=/upper=, or noise= with B)")
-        B = as_batch_rhs("B", B, self.m, allow_nonfinite=True)
-        res = self._run(B, RANGES, {}, on_inconsistent)
+        if bounds is None:
+            if B is None:
+                raise InvalidInputError("B is required: the right-hand sides (or lower=/upper=, or noise= with B)")
+            B = as_batch_rhs("B", B, self.m, allow_nonfinite=True)
+            bounds = (B, B)
+        res = self._run(*bounds, RANGES, {}, on_inconsistent)
         lower, upper = res.extras.get("lower"), res.extras.get("upper")
-        if lower is None:  # every coordinate fixed (or no finite row): the point lo
-            lower = upper = np.broadcast_to(self.lo, (B.shape[0], self.d))
+        if lower is None:  # every coordinate fixed (or no valid row): the point lo
+            lower = upper = np.broadcast_to(self.lo, (bounds[0].shape[0], self.d))
         bad = res.status_codes > Status.INACCURATE
         lower, upper = lower.copy(), upper.copy()
         lower[bad] = np.nan
         upper[bad] = np.nan
         return FeatureRanges(lower, upper, res.status_codes, res.time, self.lo.copy(), self.hi.copy())
 
-    def _run(self, B, spec, opts, on_inconsistent):
-        """Solve the checked batch ``B`` with ``spec`` (a method's table entry)."""
-        method = spec.name
+    def _run(self, L, U, spec, opts, on_inconsistent, given=None):
+        """Solve the checked batch of sets ``{x in box : L <= A x <= U}`` with ``spec`` (a
+        method's table entry); ``U is L``: slices ``A x = L`` (a non-finite row is
+        INVALID_INPUT). One path for both: normalise, :func:`chebcenter.dispatch.solve`, map
+        back to the user's coordinates."""
         t0 = time.perf_counter()
-        N, d = B.shape[0], self.d
-        finite = np.all(np.isfinite(B), axis=1)
-        good = np.flatnonzero(finite)
-        every = good.size == N
-        Bg = B if every else B[good]
-        centers = np.full((N, d), np.nan)
-        radii = np.full(N, np.nan)
+        N, d = L.shape[0], self.d
+        slices = U is L
+        if slices:
+            valid = np.all(np.isfinite(L), axis=1)
+            empty = np.zeros(N, dtype=bool)
+            Lc = Uc = tau = None
+        else:
+            Lc, Uc, tau, invalid, points, empty, sets = self._split_bounds(L, U)
+            refused = spec.refused_on_intervals(given or {}) if sets.any() else None
+            if refused:
+                raise InvalidInputError(refused)
+            valid = ~(invalid | empty)
+        centers, radii = np.full((N, d), np.nan), np.full(N, np.nan)
         codes = np.full(N, Status.INVALID_INPUT, dtype=np.int8)
+        codes[empty] = Status.INFEASIBLE
+        good = np.flatnonzero(valid)
+        every = good.size == N
+        take = (lambda a: a) if every else (lambda a: a[good])
         extras: dict[str, Any] = {}
-        if spec.to_frame is not None and self._core is not None:
-            opts = spec.to_frame(self, opts, good, N)
         if good.size:
-            zc, rc, cc_, ex = self._solve_normalised(Bg, spec, opts, on_inconsistent)
-            rows = slice(None) if every else good
-            centers[rows], radii[rows], codes[rows] = zc, rc, cc_
+            Lg, Ug = take(L), take(U)
+            if self._core is None:   # every coordinate fixed: the set is {lo} or empty
+                Z, R, cz, ex = self._fixed_rows(Lg, Ug, on_inconsistent if slices else "status")
+            else:
+                if spec.to_frame is not None:
+                    opts = spec.to_frame(self, opts, good, N)
+                s = self.scale
+                if slices:
+                    Bc = np.ascontiguousarray((Lg - self._offset) / s)
+                    Z, R, cz, ex = solve(self._core, Bc, Bc, None, (np.abs(Lg) + self._abs_offset) / s, spec, opts,
+                                         on_inconsistent)
+                else:
+                    Z, R, cz, ex = solve(self._core, np.ascontiguousarray(take(Lc)), np.ascontiguousarray(take(Uc)),
+                                         take(tau), self._user_magnitude(Lg, Ug), spec, opts, on_inconsistent)
+                Z, R = self._to_original(Z), R * s
+                ex = {key: _to_user(self, spec, key, val) for key, val in ex.items()}
+            centers[good], radii[good], codes[good] = Z, R, cz
             for key, val in ex.items():
                 extras[key] = val if every else scatter(val, good, N)
-        else:
+        if "rhs_residual" not in extras:
             extras["rhs_residual"] = np.full(N, np.nan)
-        residuals = np.full(N, np.nan)
-        box_viol = np.full(N, np.nan)
-        if N:
-            Bc = np.where(finite[:, None], B, 0.0)
-            closed_forms.check_rows(centers, self.A, Bc, self.lo, self.hi, residuals, box_viol)
-            if not every:
-                residuals[~finite] = np.nan
-        return BatchResult(centers, radii, codes, method, time.perf_counter() - t0,
-                           residuals, box_viol, extras)
+        if spec.lies_in == "none":   # no estimate (the feature ranges): nothing to measure
+            residuals, box_viol = np.full(N, np.nan), np.full(N, np.nan)
+        elif slices:
+            residuals, box_viol = np.full(N, np.nan), np.full(N, np.nan)
+            if N:
+                Bc = np.where(valid[:, None], L, 0.0)
+                closed_forms.check_rows(centers, self.A, Bc, self.lo, self.hi, residuals, box_viol)
+                residuals[~valid] = np.nan
+        else:
+            residuals, box_viol = self._bound_residuals(centers, L, U)
+        return BatchResult(centers, radii, codes, spec.name, time.perf_counter() - t0, residuals, box_viol, extras)
+
+    def _fixed_rows(self, L, U, on_inconsistent):
+        """Every coordinate fixed: the set is ``{lo}`` where ``L <= A lo <= U`` to the rows'
+        tolerance (:meth:`_fixed_tol`; ``"project"``: every row), else empty."""
+        b = self.A @ self.lo
+        inside = self._fixed_point_rows(L, U, self._fixed_tol(L, U))
+        if on_inconsistent == "project":
+            inside[:] = True
+        with np.errstate(invalid="ignore"):
+            res = np.linalg.norm(b - np.clip(b, L, U), axis=1)
+        codes = np.where(inside, Status.OPTIMAL, Status.INFEASIBLE).astype(np.int8)
+        return np.where(inside[:, None], self.lo, np.nan), np.where(inside, 0.0, np.nan), codes, {"rhs_residual": res}
 
     def vertices(self, b: Any = None, max_vertices: int = 1_000_000, *, noise: Any = None, lower: Any = None,
                  upper: Any = None):
@@ -406,27 +444,6 @@ class BoxSlice(BoundedBatches):
         X = np.broadcast_to(self._shift, Z.shape[:-1] + (self.d,)).copy()
         X[..., self._free] += self.scale * Z
         return X
-
-    def _solve_normalised(self, B, spec, opts, on_inconsistent):
-        """Normalise the finite rows B, solve on the core, map the answers back."""
-        if self._core is None:  # every coordinate fixed: S_F is {lo} or empty
-            # {lo} has no width to hold feas_tol against: each equation to the rounding of A lo
-            # (the tolerance of the bounded-error rows, BoxSlice._fixed_tol)
-            res = np.linalg.norm(B - self._offset, axis=1)
-            inside = np.all(np.abs(B - self._offset) <= self._fixed_tol(B, B), axis=1)
-            if on_inconsistent == "project":
-                inside[:] = True
-            centers = np.where(inside[:, None], self.lo, np.nan)
-            codes = np.where(inside, Status.OPTIMAL, Status.INFEASIBLE).astype(np.int8)
-            return centers, np.where(inside, 0.0, np.nan), codes, {"rhs_residual": res}
-        core, s = self._core, self.scale
-        Bc = np.ascontiguousarray((B - self._offset) / s)
-        user = (np.abs(B) + self._abs_offset) / s
-        Z, radii, codes, extras = solve(core, Bc, user, spec, opts, on_inconsistent)
-        centers = self._to_original(Z)
-        radii = radii * s
-        mapped = {key: _to_user(self, spec, key, val) for key, val in extras.items()}
-        return centers, radii, codes, mapped
 
     def _free_to_full(self, values: np.ndarray) -> np.ndarray:
         """Per-free-coordinate rows (n, d_free) as (n, d), zero on the fixed coordinates."""

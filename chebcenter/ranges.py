@@ -14,6 +14,7 @@ import numpy as np
 from ._parallel import row_blocks
 from .kernels.linalg import rows_times
 from .kernels.simplex import RANGES_EMPTY, RANGES_OK, range_rows
+from .lifting import group_ranges
 from .methods import Context, Extra, MethodOutput, MethodSpec
 from .results import Status
 
@@ -22,6 +23,8 @@ __all__ = ["FeatureRanges", "RANGES"]
 
 def _ranges(ctx: Context) -> MethodOutput:
     """The ranges of the context's rows in the normalised coordinates."""
+    if ctx.on_intervals:
+        return _ranges_on_intervals(ctx)
     prob = ctx.problem
     n, d = ctx.rows.size, prob.d
     lower, upper = np.full((n, d), np.nan), np.full((n, d), np.nan)
@@ -54,6 +57,36 @@ def _ranges(ctx: Context) -> MethodOutput:
     return MethodOutput(mid, np.full(n, np.nan), codes, {"lower": lower, "upper": upper})
 
 
+def _ranges_on_intervals(ctx: Context) -> MethodOutput:
+    """The ranges of a group of interval rows: the lifted LPs (:func:`chebcenter.lifting.group_ranges`),
+    which decide emptiness themselves (phase 1; ``RANGES.decides_emptiness``). A row they find
+    empty is judged again at the tolerances: with no point of it there (the projection, then
+    an LP) it is INFEASIBLE; with one, its LPs run again on the bounds widened by the
+    tolerances, and it is INACCURATE."""
+    grp, k, d = ctx.group, ctx.k, ctx.problem.d
+    lo_, up_, status = group_ranges(grp, k)
+    codes = np.where(status == RANGES_OK, Status.OPTIMAL, Status.SOLVER_ERROR).astype(np.int8)
+    again = np.flatnonzero(status == RANGES_EMPTY)
+    if again.size:
+        found = np.all(np.isfinite(grp.feasible_points(k[again])), axis=1)
+        codes[again[~found]] = Status.INFEASIBLE
+        again = again[found]
+    if again.size:
+        j = k[again]
+        saved = grp.Lo[j], grp.Hi[j]
+        grp.Lo[j], grp.Hi[j] = saved[0] - grp.tol[j], saved[1] + grp.tol[j]
+        try:
+            lo2, up2, st2 = group_ranges(grp, j)
+        finally:
+            grp.Lo[j], grp.Hi[j] = saved
+        lo_[again], up_[again] = lo2, up2
+        codes[again] = np.where(st2 == RANGES_OK, Status.INACCURATE, Status.SOLVER_ERROR)
+    lower, upper = np.ascontiguousarray(lo_[:, :d]), np.ascontiguousarray(up_[:, :d])
+    bad = codes > Status.INACCURATE
+    lower[bad], upper[bad] = np.nan, np.nan
+    return MethodOutput(0.5 * (lower + upper), np.full(k.size, np.nan), codes, {"lower": lower, "upper": upper})
+
+
 def _outer_ranges(prob, q):
     """Outer intervals of one row by HiGHS: ``min / max x_i`` over S_F's constraints at their
     tolerances (each equation at its own scale, ``chebcenter.core._Core.tolerance_lp``), then clipped to the
@@ -76,7 +109,7 @@ def _outer_ranges(prob, q):
 
 
 #: not a center: the table entry through which feature_ranges runs the batch machinery
-RANGES = MethodSpec("ranges", _ranges, lies_in="none",
+RANGES = MethodSpec("ranges", _ranges, lies_in="none", decides_emptiness=True,
                     certifies="nothing (the interval's midpoints stand in the center column)",
                     extras=(Extra("lower", "point", "f8", "min x_i over S_F, per coordinate", shape=("d",)),
                             Extra("upper", "point", "f8", "max x_i over S_F, per coordinate", shape=("d",))))

@@ -15,12 +15,19 @@ edges of the polytope from one vertex instead.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .._jit import jit
 from .linalg import argsort_stable
 
-__all__ = ["distinct_rows", "enumerate_vertices"]
+__all__ = ["candidate_count", "distinct_rows", "enumerate_vertices"]
+
+def candidate_count(d: int, r: int) -> int:
+    """Number of (basis, bound pattern) pairs the enumeration visits: ``C(d, r) 2^(d-r)``."""
+    return math.comb(d, r) * 2 ** (d - r)
+
 
 @jit
 def _lu_inverse(M, out, pivot_tol):

@@ -8,9 +8,6 @@ from this package.
 
 from __future__ import annotations
 
-import dataclasses
-
-from . import bounded
 from ._types import Context, Extra, MethodOutput, MethodSpec
 from .auto import AUTO
 from .cls import CLS
@@ -21,11 +18,7 @@ from .simple import HALF, HALF_STAR, LS
 
 __all__ = ["Context", "Extra", "MethodOutput", "MethodSpec", "REGISTRY", "METHODS"]
 
-#: each method with its function on equality rows (``func``) and on bounded-error rows
-#: (``bounded``, :mod:`chebcenter.methods.bounded`, which imports the method modules and so is
-#: joined to their specs here)
-REGISTRY: dict[str, MethodSpec] = {spec.name: dataclasses.replace(spec, bounded=on_bounded) for spec, on_bounded in (
-    (HALF, bounded.half), (LS, bounded.ls), (HALF_STAR, bounded.half_star), (CLS, bounded.cls),
-    (RCC1, bounded.rcc1), (RCC2, bounded.rcc2), (EXACT, bounded.exact), (AUTO, bounded.auto),
-    (PROJECT, bounded.project))}
+#: each method by name; its function serves slice rows and groups of interval rows alike
+REGISTRY: dict[str, MethodSpec] = {spec.name: spec for spec in (HALF, LS, HALF_STAR, CLS, RCC1, RCC2, EXACT, AUTO,
+                                                                PROJECT)}
 METHODS: tuple[str, ...] = tuple(REGISTRY)

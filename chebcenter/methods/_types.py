@@ -80,28 +80,63 @@ IN_SLICE_EXTRAS = (
 
 @dataclass
 class Context:
-    """What a method receives: the factored problem and the rows with S_F nonempty.
+    """What a method receives: the factored problem and one group of nonempty rows.
 
-    ``rows`` index the batch; ``B``, ``Q`` (``A^+ b``), ``H`` (half*) and
-    ``radius_ball`` (R) are restricted to them. The projection of the box
-    midpoint onto S_F is ``H`` (clipped) where H lies in the box; for the
-    positions ``outside`` it is ``proj_outside`` (NaN rows where the compiled
-    solver did not converge although S_F is nonempty). :meth:`projection`
-    assembles it.
+    Every row is a set ``{x in box : L <= A x <= U}``; the dispatcher hands a method either
+    rows whose intervals are all points (the slices ``A x = b``) or one lifted group of
+    rows with an interval wider than a point (:attr:`group` set; docs/theory.md §8).
+
+    ``rows`` index the batch. For slice rows, ``B``, ``Q`` (``A^+ b``), ``H`` (half*) and
+    ``radius_ball`` (R) are restricted to them; the projection of the box midpoint onto
+    S_F is ``H`` (clipped) where H lies in the box, and for the positions ``outside`` it is
+    ``proj_outside`` (NaN rows where the compiled solver did not converge although S_F is
+    nonempty). :meth:`projection` assembles it.
+
+    For interval rows, ``group`` is the :class:`chebcenter.lifting.LiftedGroup` (the
+    reduction: ``group.apply`` lifts points of x, ``group.invert`` maps lifted points back),
+    ``k`` the rows' positions in it, ``Y0`` a point of each row's lifted set, ``L`` and
+    ``U`` the rows' clamped intervals; ``B``, ``Q``, ``H`` and ``radius_ball`` are None.
     """
 
     problem: _Core
     rows: np.ndarray
-    B: np.ndarray
-    Q: np.ndarray
-    H: np.ndarray
-    radius_ball: np.ndarray
+    B: np.ndarray | None
+    Q: np.ndarray | None
+    H: np.ndarray | None
+    radius_ball: np.ndarray | None
     options: Mapping[str, Any]
-    outside: np.ndarray
-    proj_outside: np.ndarray
+    outside: np.ndarray | None = None
+    proj_outside: np.ndarray | None = None
+    group: Any = None
+    k: np.ndarray | None = None
+    Y0: np.ndarray | None = None
+    L: np.ndarray | None = None
+    U: np.ndarray | None = None
+
+    @classmethod
+    def of_group(cls, core: _Core, rows: np.ndarray, group: Any, k: np.ndarray, Y0: np.ndarray,
+                 L: np.ndarray, U: np.ndarray, options: Mapping[str, Any]) -> Context:
+        """The context of the rows ``k`` of one lifted group of interval rows."""
+        return cls(core, rows, None, None, None, None, options, group=group, k=k, Y0=Y0, L=L, U=U)
+
+    @property
+    def on_intervals(self) -> bool:
+        """True for a group of interval rows (a lifted group), False for slice rows."""
+        return self.group is not None
+
+    def subset(self, idx: np.ndarray, options: Mapping[str, Any] | None = None) -> Context:
+        """The context restricted to the positions ``idx`` (with other options). Slice rows
+        lose their projection data (``outside``): a method that needs it recomputes it."""
+        opts = self.options if options is None else options
+        if self.on_intervals:
+            return Context.of_group(self.problem, self.rows[idx], self.group, self.k[idx], self.Y0[idx],
+                                    self.L[idx], self.U[idx], opts)
+        d = self.problem.d
+        return Context(self.problem, self.rows[idx], self.B[idx], self.Q[idx], self.H[idx], self.radius_ball[idx],
+                       opts, np.zeros(0, dtype=np.int64), np.zeros((0, d)))
 
     def projection(self) -> np.ndarray:
-        """``argmin_{x in S_F} ||x - m||`` for every row (NaN where not computed)."""
+        """``argmin_{x in S_F} ||x - m||`` for every slice row (NaN where not computed)."""
         prob = self.problem
         out = np.clip(self.H, prob.lo, prob.hi)
         out[self.outside] = self.proj_outside
@@ -123,8 +158,9 @@ class MethodSpec:
     """A method: its function, where its centers lie, what its radius certifies,
     and its keyword options with their defaults and validators.
 
-    ``func`` is ``Context -> MethodOutput`` (the :data:`chebcenter.methods.REGISTRY` of
-    :class:`chebcenter.BoxSlice`; the general sets have their own
+    ``func`` is ``Context -> MethodOutput``, on slice rows and on groups of interval rows
+    alike (:attr:`Context.on_intervals`); it is the :data:`chebcenter.methods.REGISTRY` of
+    :class:`chebcenter.BoxSlice` (the general sets have their own
     :class:`chebcenter.sets.SetMethodSpec`)."""
 
     name: str
@@ -139,11 +175,10 @@ class MethodSpec:
     to_frame: Callable[..., Any] | None = None
     #: the method's own per-row extras (the dispatcher's are added by :meth:`all_extras`)
     extras: tuple[Extra, ...] = ()
-    #: the method on bounded-error rows: ``(core, group, k, Y0, L, U, options) -> (centers,
-    #: radii, codes, extras)`` (:mod:`chebcenter.methods.bounded`; the dispatcher's
-    #: :func:`chebcenter.dispatch.solve_bounded` runs it). Set in the registry
-    #: (:mod:`chebcenter.methods`), beside ``func``; None: the method has no bounded form
-    bounded: Callable[..., Any] | None = None
+    #: True for a method that decides the emptiness of interval rows itself (the feature
+    #: ranges: their LPs' phase 1): the dispatcher then finds no point of each set first, and
+    #: the method's context has ``Y0`` None and gives an empty row the status INFEASIBLE
+    decides_emptiness: bool = False
     #: options the bounded-error rows (an interval wider than a point) honour only at some
     #: values: option -> the values honoured there. A call that gives another value
     #: explicitly, on a batch with such rows, is refused with an error naming the option

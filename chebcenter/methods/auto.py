@@ -16,8 +16,6 @@ is also tight).
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 
 from .._validate import as_positive_int
@@ -27,15 +25,6 @@ from .exact import candidate_count, exact, prefer_bnb
 from .relax import RCC1, rcc1
 
 __all__ = ["AUTO", "exact_options"]
-
-
-def _subset(ctx: Context, idx: np.ndarray, options) -> Context:
-    """The context restricted to positions ``idx`` (no projection data: neither exact nor
-    rcc1 uses it)."""
-    return dataclasses.replace(ctx, rows=ctx.rows[idx], B=ctx.B[idx], Q=ctx.Q[idx], H=ctx.H[idx],
-                               radius_ball=ctx.radius_ball[idx], options=options,
-                               outside=np.zeros(0, dtype=np.int64),
-                               proj_outside=np.zeros((0, ctx.problem.d)))
 
 
 def exact_options(options, d, rank):
@@ -50,6 +39,9 @@ def exact_options(options, d, rank):
 
 
 def auto(ctx: Context) -> MethodOutput:
+    """exact where its work is within auto's limits, else rcc1; on interval rows the same
+    policy on the lifted set's dimension and rank, where exact's routes decide TOO_LARGE
+    themselves (:func:`chebcenter.lifting.vertices_of`)."""
     prob = ctx.problem
     opts = ctx.options
     n = ctx.rows.size
@@ -58,21 +50,30 @@ def auto(ctx: Context) -> MethodOutput:
     codes = np.full(n, Status.OPTIMAL, dtype=np.int8)
     chosen = np.full(n, "rcc1", dtype=object)
     lower = np.full(n, np.nan)   # exact's certified lower bound on its rows
+    extras = {}
     todo = np.arange(n)
-    if candidate_count(prob.d, prob.rank) <= opts["max_candidates"]:
+    d, rank = (ctx.group.K, ctx.group.K - ctx.group.p) if ctx.on_intervals else (prob.d, prob.rank)
+    if ctx.on_intervals or candidate_count(d, rank) <= opts["max_candidates"]:
         # rank 1 from d = 15 (exact.BNB_FROM_D): the certified branch and bound is faster there,
         # and the enumeration would likely pass the default vertex limit (2e4)
-        ex = exact(_subset(ctx, todo, exact_options(opts, prob.d, prob.rank)))
+        ex = exact(ctx.subset(todo, exact_options(opts, d, rank)))
         done = ex.codes != Status.TOO_LARGE
         centers[done], radii[done], codes[done] = ex.centers[done], ex.radii[done], ex.codes[done]
         chosen[done] = "exact"
         lower[done] = ex.extras["radius_lower"][done]
+        for key in ("route", "check"):
+            if key in ex.extras:
+                extras[key] = ex.extras[key]
         todo = todo[~done]
     if todo.size:
         rc_opts = {key: opts[key] for key in RCC1.options}
-        rc = rcc1(_subset(ctx, todo, rc_opts))
+        rc = rcc1(ctx.subset(todo, rc_opts))
         centers[todo], radii[todo], codes[todo] = rc.centers, rc.radii, rc.codes
-    return MethodOutput(centers, radii, codes, {"method": chosen, "radius_lower": lower})
+        if "check" in rc.extras:
+            extras.setdefault("check", np.full(n, None, dtype=object))[todo] = rc.extras["check"]
+        if "route" in extras:
+            extras["route"][todo] = None
+    return MethodOutput(centers, radii, codes, {"method": chosen, "radius_lower": lower, **extras})
 
 
 AUTO = MethodSpec(

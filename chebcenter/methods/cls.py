@@ -29,12 +29,15 @@ from .._validate import check_choice
 from ..kernels.bvls import NEEDS_GELSD, bvls_rows
 from ..results import Status
 from ._types import Context, Extra, MethodOutput, MethodSpec
+from .relax import lifted_near, reasons
 
 __all__ = ["CLS"]
 
 
 def cls(ctx: Context) -> MethodOutput:
     """Bounded least squares (BVLS) per row; see the module docstring."""
+    if ctx.on_intervals:
+        return _cls_on_intervals(ctx)
     prob = ctx.problem
     n = ctx.rows.size
     centers = np.full((n, prob.d), np.nan)
@@ -74,6 +77,31 @@ def _output(ctx, centers, codes, iters):
     shift = np.linalg.norm(centers - ctx.H, axis=1)
     radii = ctx.radius_ball + shift
     return MethodOutput(centers, radii, codes, {"iterations": iters})
+
+
+def _cls_on_intervals(ctx: Context) -> MethodOutput:
+    """Interval rows: the box least-squares point of ``A x = (L + U) / 2``, projected onto S
+    (:func:`chebcenter.methods.relax.lifted_near`, with its radius bound)."""
+    core, n = ctx.problem, ctx.rows.size
+    B = np.ascontiguousarray(0.5 * (ctx.L + ctx.U))
+    A = np.ascontiguousarray(core.A)
+    X = np.empty((n, core.d))
+    its = np.zeros(n, dtype=np.int64)
+    status = np.zeros(n, dtype=np.int64)
+    bvls_rows(A, B, core.lo, core.hi, 1e-12, X, its, status)
+    redo = np.flatnonzero(status == NEEDS_GELSD)
+    if redo.size:
+        Xr, itr, sr = X[redo], its[redo], status[redo]
+        bvls_rows(A, B[redo], core.lo, core.hi, 1e-12, Xr, itr, sr, True)
+        X[redo], its[redo], status[redo] = Xr, itr, sr
+    X = np.where(np.isfinite(X), np.clip(X, core.lo, core.hi), 0.0)
+    C, R, st, ok = lifted_near(core, ctx.group, ctx.k, ctx.Y0, np.ascontiguousarray(X), None)
+    st[status <= 0] = Status.INACCURATE
+    out = reasons(~ok | (status <= 0), "the box least-squares solver did not converge")
+    if out:
+        out["check"][~ok] = "a projection onto S did not converge"
+    out["iterations"] = its
+    return MethodOutput(C, R, st, out)
 
 
 CLS = MethodSpec("cls", cls, lies_in="S_F", certifies="R + ||x - h|| (<= 2R)",

@@ -30,7 +30,7 @@ from ..kernels.linalg import rows_times
 from ..kernels.qp import QP_OPTIMAL, project_metric_rows
 from ..results import Status
 from ._types import Context, Extra, MethodOutput, MethodSpec
-from .relax import rcc2
+from .relax import lifted_near, rcc2, reasons
 
 __all__ = ["PROJECT"]
 
@@ -98,7 +98,10 @@ def _to_frame(box, opts, rows, n_rows):
 
 
 def project(ctx: Context) -> MethodOutput:
-    """Projection of the anchor onto S_F in the metric (see the module docstring)."""
+    """Projection of the anchor onto S_F in the metric (see the module docstring); on
+    interval rows, onto S (:func:`chebcenter.methods.relax.lifted_near`)."""
+    if ctx.on_intervals:
+        return _project_on_intervals(ctx)
     prob = ctx.problem
     n, d = ctx.rows.size, prob.d
     opts = ctx.options
@@ -164,6 +167,17 @@ def _qp_fallback(prob, metric, a, q, X, k):
         X[k] = z
     code = Status.OPTIMAL if qp.status == "optimal" else Status.INACCURATE
     return code, "cvxpy QP (Clarabel)", "the compiled active set did not converge: solved as a cvxpy QP (Clarabel)"
+
+
+def _project_on_intervals(ctx: Context) -> MethodOutput:
+    a = ctx.options["anchor"]
+    n, d = ctx.rows.size, ctx.problem.d
+    anchors = np.broadcast_to(a[0], (n, d)) if ctx.options.get("shared", True) else a[ctx.rows]
+    X, R, st, ok = lifted_near(ctx.problem, ctx.group, ctx.k, ctx.Y0, np.ascontiguousarray(anchors),
+                               ctx.options["metric"])
+    out = reasons(~ok, "a projection onto S did not converge")
+    out["route"] = np.full(n, "lifted projection", dtype=object)
+    return MethodOutput(X, R, st, out)
 
 
 PROJECT = MethodSpec(

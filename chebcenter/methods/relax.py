@@ -24,6 +24,12 @@ RCC2: the projection of the box midpoint onto S_F (the relaxation taken in
 x-space with ``A x = b`` kept linear); its value
 ``sum_i ((hi_i-lo_i)/2)^2 - ||x - m||^2`` bounds the squared worst-case error
 of its own center.
+
+On interval rows ``L <= A x <= U`` (docs/theory.md §8.4-§8.5) both run on the lifted group
+(:mod:`chebcenter.lifting`): rcc2 is the projection of the box midpoint onto S (a dual
+coordinate ascent, certified at any dual point, or the metric QP in the lifted coordinates),
+and rcc1 is the EBT dual with every box row and every interval row a quadratic, solved by
+the same barrier and certified at its weights.
 """
 
 from __future__ import annotations
@@ -37,8 +43,9 @@ from ..core import corner_radius
 from ..kernels.linalg import rows_times
 from ..kernels.nnls import CHUNK as NNLS_CHUNK
 from ..kernels.nnls import nnls_rows
-from ..kernels.rcc1 import COLD_MU, CONVERGED, ROBUST_MU, rcc1_barrier_rows, rcc1_segment_rows
+from ..kernels.rcc1 import COLD_MU, CONVERGED, NUMERICAL_FAILURE, ROBUST_MU, rcc1_barrier_rows, rcc1_segment_rows
 from ..kernels.rcc1_certificate import certify_rows
+from ..kernels.rcc2_intervals import RCC2_OPTIMAL, rcc2_interval_rows
 from ..kernels.simplex import RANGES_OK, range_rows
 from ..results import Status
 from ._types import Context, Extra, MethodOutput, MethodSpec, ProblemCache
@@ -48,6 +55,7 @@ __all__ = ["RCC1", "RCC2", "rcc1_certificate"]
 #: per-problem cvxpy problems of this module (the reference routes: at d = 50 Clarabel
 #: took 9-15 s per solve and SCS 0.1-0.5 s on this machine; "auto" uses the compiled solver)
 _SOLVERS = ProblemCache()
+_EPS = np.finfo(np.float64).eps
 
 
 def certificate_delta(prob, Q):
@@ -172,8 +180,11 @@ def rcc1(ctx: Context) -> MethodOutput:
     certified from its alpha (:func:`rcc1_certificate`) and checked
     (:func:`_rcc1_checks`); a row that no route brings through the checks keeps the
     smallest valid certificate it got (or alpha = 1, half* with radius R) and is
-    INACCURATE, with the reason in ``extras["check"]``.
+    INACCURATE, with the reason in ``extras["check"]``. Interval rows:
+    :func:`_rcc1_on_intervals`.
     """
+    if ctx.on_intervals:
+        return _rcc1_on_intervals(ctx)
     prob = ctx.problem
     opts = ctx.options
     n, d = ctx.rows.size, prob.d
@@ -443,7 +454,10 @@ def _qp_projection(prob, q):
 
 
 def rcc2(ctx: Context) -> MethodOutput:
-    """Projection of the box midpoint onto S_F (compiled dual Newton; cvxpy on request)."""
+    """Projection of the box midpoint onto S_F (compiled dual Newton; cvxpy on request); on
+    interval rows, onto S (:func:`lifted_rcc2`)."""
+    if ctx.on_intervals:
+        return _rcc2_on_intervals(ctx)
     prob = ctx.problem
     n = ctx.rows.size
     centers = ctx.projection()
@@ -469,6 +483,208 @@ def rcc2(ctx: Context) -> MethodOutput:
         check[loose] = "the QP solver stopped short of the projection: the radius is the farthest box corner's distance"
         extras["check"] = check
     return MethodOutput(centers, radii, codes, extras)
+
+
+# -- interval rows (docs/theory.md §8): the lifted group of chebcenter.lifting ------------------
+
+#: the dual coordinate ascent of rcc2 without equation rows: sweeps, and the gap between
+#: ||c||^2 and its Lagrangian bound (relative to 1 + H) at which a row is OPTIMAL
+_DUAL_SWEEPS = 200
+_DUAL_GAP = 1e-12
+#: why an unconverged projection's row is INACCURATE, and what its radius is then
+_NO_QP = "the projection onto S did not converge: the radius is the farthest box corner's distance"
+
+
+def lifted_rcc2(core, grp, k, Y0):
+    """The projection of the box midpoint onto S and RCC2's radius about it. The radius
+    ``sqrt(R^2 - ||x||^2)`` bounds S only at the projection itself (its variational
+    inequality); where the QP did not converge the row gets the farthest box corner's distance
+    instead, which bounds every subset of the box about any point."""
+    n, d = k.size, core.d
+    X, R, ok = np.full((n, d), np.nan), np.full(n, np.nan), np.zeros(n, dtype=bool)
+    if grp.p and grp.AE.shape[0] == 0:
+        # no equation rows: the dual's coordinate ascent, its radius certified at any dual
+        # point (kernels/rcc2_intervals); rows it does not certify go to the QP below
+        Lw, Uw, Tol = (np.ascontiguousarray(M[k, d:]) for M in (grp.Lo, grp.Hi, grp.tol))
+        st = np.ones(n, dtype=np.int64)
+        row_blocks(n, 1, lambda a, b: rcc2_interval_rows(grp.AI, core.hi, Lw[a:b], Uw[a:b], Tol[a:b], _DUAL_SWEEPS,
+                                                         _DUAL_GAP, X[a:b], R[a:b], st[a:b]))
+        ok = st == RCC2_OPTIMAL
+    todo = np.flatnonzero(~ok)
+    if todo.size:
+        Y, ok_q, _ = grp.project(k[todo], np.zeros((todo.size, d)), Y0[todo])
+        Xq = grp.invert(Y)
+        Rq = np.sqrt(np.maximum(core.half_diag_sq - np.sum(Xq * Xq, axis=1), 0.0))
+        X[todo], R[todo], ok[todo] = Xq, np.where(ok_q, Rq, corner_radius(core, Xq)), ok_q
+    return X, R, ok
+
+
+def _rcc2_on_intervals(ctx):
+    """rcc2 on a group of interval rows: the projection of the box midpoint onto S."""
+    X, R, ok = lifted_rcc2(ctx.problem, ctx.group, ctx.k, ctx.Y0)
+    return MethodOutput(X, R, np.where(ok, Status.OPTIMAL, Status.INACCURATE).astype(np.int8), reasons(~ok, _NO_QP))
+
+
+def reasons(where, text):
+    """``{"check": ...}`` naming ``text`` on the rows ``where`` (none when no row)."""
+    if not where.any():
+        return {}
+    check = np.full(where.size, None, dtype=object)
+    check[where] = text
+    return {"check": check}
+
+
+def lifted_near(core, grp, k, Y0, anchors, metric):
+    """The projection of ``anchors`` onto S (in ``metric``), with the radius bound
+    ``min(corner, r_rcc2 + ||c - c_rcc2||)`` (the triangle inequality from rcc2's ball; the
+    corner alone where rcc2's projection did not converge). Returns ``(X, R, codes, ok)``."""
+    X2, R2, ok2 = lifted_rcc2(core, grp, k, Y0)
+    Y, ok, _ = grp.project(k, anchors, Y0, metric)
+    X = grp.invert(Y)
+    R = np.minimum(corner_radius(core, X), R2 + np.linalg.norm(X - X2, axis=1))
+    return X, R, np.where(ok & ok2, Status.OPTIMAL, Status.INACCURATE).astype(np.int8), ok & ok2
+
+
+def _lifted_dual_data(grp, k, Y0):
+    """``C = q - mid`` and ``T = (q - lo)(q - hi)`` per lifted row, about the feasible point
+    ``q = Y0`` (RCC1 does not depend on the origin of u; about a point of the set each offset
+    is within its row's half-width, so nothing cancels); a lifted row that is 0 in W (constant
+    on the slice, inside its interval by feasibility) cannot bind."""
+    Q, Lo, Hi = np.ascontiguousarray(Y0), grp.Lo[k], grp.Hi[k]
+    C = np.ascontiguousarray(Q - 0.5 * (Lo + Hi))
+    T = np.ascontiguousarray((Q - Lo) * (Q - Hi))
+    dead = ~np.any(grp.W != 0.0, axis=1)
+    if dead.any():
+        C[:, dead] = 0.0
+        T[:, dead] = -(0.5 * (Hi - Lo)[:, dead]) ** 2
+    return Q, Lo, Hi, C, T
+
+
+def _rcc1_on_intervals(ctx):
+    """rcc1 on a group of interval rows (docs/theory.md §8.5)."""
+    core, grp, k, Y0, opts = ctx.problem, ctx.group, ctx.k, ctx.Y0, ctx.options
+    n = k.size
+    if grp.p == 0:
+        X = grp.invert(Y0)
+        return MethodOutput(X, np.zeros(n), np.full(n, Status.OPTIMAL, dtype=np.int8),
+                            {"eta": np.zeros(n), "route": np.full(n, "one point", dtype=object)})
+    X2, R2, ok2 = lifted_rcc2(core, grp, k, Y0)
+    X, Eta = np.full((n, core.d), np.nan), np.full(n, np.nan)
+    codes = np.full(n, Status.OPTIMAL, dtype=np.int8)
+    route = np.full(n, None, dtype=object)
+    fast = np.zeros(n, dtype=bool)
+    if opts.get("fast_path", True) and opts.get("solver", "auto") in ("auto", "numba"):
+        fast = ok2 & _rcc2_is_rcc1(core, grp, k, X2)
+        X[fast], Eta[fast] = X2[fast], R2[fast] ** 2
+        route[fast] = "rcc2's point, proved RCC1-optimal (a primal point of the relaxation with its value)"
+    rest = np.flatnonzero(~fast)
+    check = np.full(n, None, dtype=object)
+    if rest.size:
+        X[rest], Eta[rest], codes[rest], check[rest] = _rcc1_lifted(core, grp, k[rest], Y0[rest], opts)
+    # RCC1 is the tighter relaxation (docs/theory.md §8.5); where the computed value is above
+    # RCC2's (the barrier's gap and the rounding allowance, on sets where the two meet), the
+    # row gets RCC2's answer: in S, a bound on S, and below the value it had
+    worse = ~fast & ok2 & np.isfinite(Eta) & (Eta > R2 * R2)
+    route[worse] = "rcc2's point: its value is below the computed rcc1 value"
+    X[worse], Eta[worse] = X2[worse], R2[worse] ** 2
+    out = {"eta": Eta, "route": route}
+    if any(c is not None for c in check):
+        out["check"] = check
+    return MethodOutput(X, np.sqrt(np.maximum(Eta, 0.0)), codes, out)
+
+
+def _rcc2_is_rcc1(core, grp, k, X2):
+    """Rows where rcc2's point x2 is the RCC1 center, proved by a point of the relaxation with
+    rcc2's value (docs/theory.md §8.5): ``(x2, x2 x2^T + Y)`` with ``Y >= 0``, ``Y_ii = s_i =
+    (x2_i - lo_i)(hi_i - x2_i)`` and every interval row ``a^T Y a <= (a^T x2 - l)(u - a^T x2)``
+    has the value ``tr Y = sum s_i = eta_RCC2 >= eta_RCC1``. Two candidates: ``Y = diag(s)``
+    (no equations), and ``Y = P D_delta P`` with P the projector onto the null space of
+    every row (``Y a = 0``), which needs ``(P o P) delta = s``, delta >= 0: the NNLS test of
+    the equality case's alpha = 1."""
+    d = core.d
+    s = np.ascontiguousarray((X2 - core.lo) * (core.hi - X2))
+    ax = rows_times(X2, grp.AI)
+    slack = (ax - grp.Lo[k][:, d:]) * (grp.Hi[k][:, d:] - ax)
+    ok = np.zeros(k.size, dtype=bool)
+    if grp.AE.shape[0] == 0:
+        ok = np.all(rows_times(s, grp.AI ** 2) <= slack * (1.0 + 1e-12), axis=1)
+    todo = np.flatnonzero(~ok)
+    if todo.size:
+        rows = np.vstack([grp.AE, grp.AI])
+        _, sv, Vt = np.linalg.svd(rows, full_matrices=True)
+        r = int(np.sum(sv > sv[0] * max(rows.shape) * _EPS))
+        ok[todo] = alpha_one_certified(Vt[r:].T @ Vt[r:], s[todo], rank=r)
+    return ok
+
+
+def _rcc1_lifted(core, grp, k, Y0, opts):
+    """The RCC1 dual of the rows ``k`` (the barrier, or cvxpy on request), certified at its
+    weights: ``(centers, eta, codes)``."""
+    n = k.size
+    Q, Lo, Hi, C, T = _lifted_dual_data(grp, k, Y0)
+    # each lifted row scaled to a half-width of about 1 over the group (the box rows have
+    # half-widths <= 1): a quadratic's weight scales like 1/width^2, and intervals much
+    # narrower than the box left the barrier's weights 1e5 apart and its certificate loose.
+    # The relaxation and its certificate do not change (alpha_j -> alpha_j / D_j^2).
+    D = 1.0 / np.maximum(np.median(0.5 * (Hi - Lo), axis=0), 1e-300)
+    D[: core.d] = 1.0
+    W = np.ascontiguousarray(grp.W * D[:, None])
+    Q, Lo, Hi, C, T = Q * D, Lo * D, Hi * D, np.ascontiguousarray(C * D), np.ascontiguousarray(T * D * D)
+    Alpha = np.zeros((n, grp.K))
+    its = np.zeros(n, dtype=np.int64)
+    state = np.zeros(n, dtype=np.int64)
+    solver = opts.get("solver", "auto")
+    if solver in ("clarabel", "scs"):   # the reference route: the EBT dual in cvxpy, built once
+        _cvxpy_weights(solver, W, C, T, Alpha, state)
+    else:
+        chunk = int(opts.get("warm_chunk", 16))
+        row_blocks(n, chunk, lambda a, b: rcc1_barrier_rows(W, C[a:b], T[a:b], Alpha[a:b], its[a:b], state[a:b],
+                                                            MU_MIN, 150, chunk, COLD_MU))
+        again = np.flatnonzero(state != CONVERGED)
+        if again.size:
+            A2 = np.zeros((again.size, grp.K))
+            i2, s2 = np.zeros(again.size, dtype=np.int64), np.zeros(again.size, dtype=np.int64)
+            rcc1_barrier_rows(W, C[again], T[again], A2, i2, s2, MU_MIN, 300, 1, ROBUST_MU)
+            Alpha[again], state[again] = A2, s2
+    delta = 4.0 * _EPS * (1.0 + np.max(np.abs(Q), axis=1, initial=0.0))[:, None]
+    Td = np.ascontiguousarray((Q - Lo + delta) * (Q - Hi - delta))
+    Xl, Eta, good = _certify_lifted(W, Q, C, Td, Alpha)
+    codes = np.where((state == CONVERGED) & good, Status.OPTIMAL, Status.INACCURATE).astype(np.int8)
+    check = np.full(n, None, dtype=object)
+    check[state != CONVERGED] = "the rcc1 dual solver did not converge (its weights are certified as they are)"
+    check[(state == CONVERGED) & ~good] = "the rcc1 certificate at the solver's weights is not optimal"
+    bad = np.flatnonzero(~np.isfinite(Eta))
+    if bad.size:   # weights 1 on the box rows, 0 on the intervals: M = N^T N = I, always certified
+        Ab = np.zeros((bad.size, grp.K))
+        Ab[:, : core.d] = 1.0
+        Xb, Eb, _ = _certify_lifted(W, Q[bad], C[bad], Td[bad], Ab)
+        Xl[bad], Eta[bad] = Xb, Eb
+        codes[bad] = Status.INACCURATE
+        check[bad] = "no certificate at the solver's weights: the box's own (weights 1 on the box rows)"
+    return grp.invert(Xl), Eta, codes, check
+
+
+def _cvxpy_weights(solver, W, C, T, Alpha, state):
+    """The dual weights of every row from cvxpy (Clarabel or SCS) on the EBT dual with the
+    lifted rows as rank-one quadratics (:class:`chebcenter._cvxpy.EbtDual`); the radius is
+    still the certificate at those weights."""
+    dual = EbtDual(solver, factors=W)
+    for j in range(C.shape[0]):
+        alpha, status = dual.solve(C[j][:, None] * W, T[j])
+        ok = alpha is not None and status_of(status, dual=True) <= Status.INACCURATE
+        Alpha[j] = alpha if ok else 0.0
+        state[j] = CONVERGED if status_of(status, dual=True) == Status.OPTIMAL else NUMERICAL_FAILURE
+
+
+def _certify_lifted(W, Q, C, T, Alpha):
+    n = Q.shape[0]
+    X = np.full((n, W.shape[0]), np.nan)
+    Eta = np.full(n, np.nan)
+    ok = np.zeros(n, dtype=np.bool_)
+    row_blocks(n, 1, lambda a, b: certify_rows(W, np.ascontiguousarray(Q[a:b]), np.ascontiguousarray(C[a:b]),
+                                               np.ascontiguousarray(T[a:b]), Alpha[a:b], X[a:b], Eta[a:b], ok[a:b]))
+    return X, Eta, ok
+
 
 
 RCC1 = MethodSpec(

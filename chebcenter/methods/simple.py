@@ -9,12 +9,19 @@ and the orthogonal split ``x - c = (x - h) + (h - c)`` for ``c`` in S:
   inequality holds: ``||x - q|| <= R + ||P (o - m)||``. (In the normalised coordinates the
   methods see, ``m = 0`` and ``o`` is ``problem.origin``.)
 * half: ``||x - m||^2 = ||x - h||^2 + ||h - m||^2 <= sum_i ((hi_i - lo_i)/2)^2``.
+
+On interval rows ``L <= A x <= U`` (docs/theory.md §8), ``ls`` and ``half_star`` are the
+same formulas on the intervals' midpoints ``A x = (L + U) / 2``; that point need not lie in
+the set, so their radius is the distance to the farthest box corner, which bounds every
+subset of the box. ``half`` does not read the rows.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..core import corner_radius
+from ..kernels.linalg import rows_times
 from ._types import Context, MethodOutput, MethodSpec
 
 __all__ = ["HALF", "LS", "HALF_STAR"]
@@ -36,13 +43,28 @@ def half(ctx: Context) -> MethodOutput:
 def ls(ctx: Context) -> MethodOutput:
     """``x = A^+ b``, the minimum-norm solution (the ESA attack): ``h + P o``."""
     prob = ctx.problem
+    if ctx.on_intervals:
+        X = _midpoint_solution(ctx) + prob.p_origin
+        return MethodOutput(X, corner_radius(prob, X), _all_optimal(ctx.rows.size))
     radii = ctx.radius_ball + float(np.linalg.norm(prob.p_origin))
     return MethodOutput(ctx.H + prob.p_origin, radii, _all_optimal(ctx.rows.size))
 
 
 def half_star(ctx: Context) -> MethodOutput:
     """``x = q + P m``, the projection of the box midpoint onto S."""
+    if ctx.on_intervals:
+        X = _midpoint_solution(ctx) + ctx.problem.p_mid
+        return MethodOutput(X, corner_radius(ctx.problem, X), _all_optimal(ctx.rows.size))
     return MethodOutput(ctx.H, ctx.radius_ball, _all_optimal(ctx.rows.size))
+
+
+def _midpoint_solution(ctx: Context) -> np.ndarray:
+    """``A^+ bbar`` for the interval rows' midpoints ``bbar = (L + U) / 2``."""
+    core = ctx.problem
+    if not core.rank:
+        return np.zeros((ctx.rows.size, core.d))
+    Bbar = 0.5 * (ctx.L + ctx.U)
+    return rows_times(rows_times(Bbar, core.Ur.T) / core.s_r, core.Vr.T)
 
 
 HALF = MethodSpec("half", half, lies_in="box",

@@ -162,12 +162,12 @@ def test_every_row_of_a_large_batch_is_certified_by_the_batch_route():
         calls.append(int(done.sum()))
         return done
 
-    import chebcenter.methods.bounded as bounded
-    bounded.batch_slab, saved = spy, bounded.batch_slab
+    import chebcenter.methods.exact as exact
+    exact.batch_slab, saved = spy, exact.batch_slab
     try:
         res = cc.BoxSlice(a[None, :]).centers(method="exact", lower=(b - 0.02)[:, None], upper=(b + 0.02)[:, None])
     finally:
-        bounded.batch_slab = saved
+        exact.batch_slab = saved
     assert np.all(res.status_codes == Status.OPTIMAL)
     assert len(calls) == 1 and calls[0] >= 380, calls
     r = np.linalg.norm(X - res.centers, axis=1)

@@ -36,7 +36,7 @@ from reference import meb_socp
 import chebcenter as cc
 import chebcenter.lifting as lifting
 from chebcenter import Status
-from chebcenter.methods import bounded, relax
+from chebcenter.methods import relax
 
 TOL = 1e-7
 IN_S = ("cls", "rcc1", "rcc2", "exact", "auto", "project")
@@ -395,7 +395,7 @@ def test_an_unconverged_projection_keeps_a_bound_and_says_why(monkeypatch):
     def uncertified(A, w, L, U, tol, sweeps, gap, X, R, status):   # rows without equations: to the QP too
         status[:] = 1
 
-    monkeypatch.setattr(bounded, "rcc2_interval_rows", uncertified)
+    monkeypatch.setattr(relax, "rcc2_interval_rows", uncertified)
     for method in ("rcc2", "project", "cls"):
         res = cc.BoxSlice(A, lo, hi).centers(method=method, lower=L, upper=U)
         for i, V in enumerate(verts):

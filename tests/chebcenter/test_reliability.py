@@ -233,13 +233,71 @@ def test_contract_violation_is_downgraded_and_moved_into_the_slice():
     opts = dict(spec.options)
     from chebcenter.dispatch import solve
 
-    centers, radii, codes, extras = solve(P._core, Bc, None, spec, opts, "status")
+    centers, radii, codes, extras = solve(P._core, Bc, Bc, None, None, spec, opts, "status")
     assert np.all(codes == cc.Status.INACCURATE)
     assert all("moved into S_F" in s for s in extras["check"])
     X = P._to_original(centers)
     for k, b in enumerate(B):
         assert abs(X[k].sum() - b[0]) <= 1e-9 and np.all(X[k] >= 0) and np.all(X[k] <= 1)
         assert radii[k] * P.scale >= _worst(A, b, np.zeros(3), np.ones(3), X[k]) - 1e-9
+
+
+@pytest.mark.parametrize("method", ["rcc2", "exact", "rcc1"])
+def test_contract_violation_on_interval_rows_is_moved_into_the_set(method):
+    """The one contract check holds interval rows too: a method whose center leaves
+    S = {x in [0, 1]^3 : 1 <= x1 + x2 + x3 <= 1.5} is never OPTIMAL; the row is moved into S,
+    its radius grows by the move and stays a bound (checked against the vertices of the two
+    bounding slices, which with the box corners inside S, none here, are S's vertices)."""
+    import dataclasses
+
+    from chebcenter.methods import REGISTRY
+
+    def broken(ctx):
+        out = REGISTRY[method].func(ctx)
+        out.centers += 0.6  # a solver bug: x1 + x2 + x3 grows by 1.8 half-widths, off S
+        return out
+
+    spec = dataclasses.replace(REGISTRY[method], name="broken", func=broken)
+    A = np.array([[1.0, 1.0, 1.0]])
+    P = cc.BoxSlice(A)
+    L, U = np.array([[1.0], [0.2]]), np.array([[1.5], [0.9]])
+    Lc, Uc = (L - P._offset) / P.scale, (U - P._offset) / P.scale
+    tau = P._core.bound_tol(Lc, Uc, P._user_magnitude(L, U))
+    from chebcenter.dispatch import solve
+
+    centers, radii, codes, extras = solve(P._core, Lc, Uc, tau, None, spec, dict(spec.options), "status")
+    assert np.all(codes == cc.Status.INACCURATE), codes
+    assert all("outside the set" in s for s in extras["check"])
+    assert np.all(extras["moved"] > 0.0)
+    X = P._to_original(centers)
+    for k in range(2):
+        assert L[k, 0] - 1e-9 <= X[k].sum() <= U[k, 0] + 1e-9 and np.all(X[k] >= 0) and np.all(X[k] <= 1)
+        V = np.vstack([brute_vertices(A, b, np.zeros(3), np.ones(3)) for b in (L[k], U[k])])
+        assert radii[k] * P.scale >= float(np.max(np.linalg.norm(V - X[k], axis=1))) - 1e-9
+
+
+def test_a_method_that_answers_without_a_number_is_a_solver_error():
+    """An OPTIMAL row with a NaN center is not an answer: the contract check makes it
+    SOLVER_ERROR and says why (slices and interval rows alike)."""
+    import dataclasses
+
+    from chebcenter.methods import REGISTRY
+
+    def silent(ctx):
+        out = REGISTRY["rcc2"].func(ctx)
+        out.centers[0] = np.nan
+        return out
+
+    spec = dataclasses.replace(REGISTRY["rcc2"], name="silent", func=silent)
+    P = cc.BoxSlice(np.array([[1.0, 1.0, 1.0]]))
+    from chebcenter.dispatch import solve
+
+    for L, U in ((np.array([[0.5], [0.2]]), np.array([[0.5], [0.2]])), (np.array([[0.5], [0.2]]), np.array([[0.9], [0.7]]))):
+        Lc, Uc = (L - P._offset) / P.scale, (U - P._offset) / P.scale
+        tau = P._core.bound_tol(Lc, Uc, None)
+        _, radii, codes, extras = solve(P._core, Lc, Uc, tau, None, spec, dict(spec.options), "status")
+        assert codes.tolist() == [cc.Status.SOLVER_ERROR, cc.Status.OPTIMAL]
+        assert np.isnan(radii[0]) and "no center" in extras["check"][0]
 
 
 _BOX = (np.vstack([np.eye(2), -np.eye(2)]), np.ones(4))
