@@ -63,8 +63,11 @@ class SetMethodSpec:
     validators: Mapping[str, Callable[[str, Any], Any]] = field(default_factory=dict)
 
 
-def _choose(table: dict, method: Any, options: dict) -> tuple[SetMethodSpec, dict]:
-    """The method's spec and its checked options (the one option check, as for BoxSlice)."""
+def _choose(table: dict, method: Any, options: dict, refused: dict | None = None) -> tuple[SetMethodSpec, dict]:
+    """The method's spec and its checked options (the one option check, as for BoxSlice);
+    ``refused`` maps a method the table leaves out on purpose to the reason given."""
+    if refused and isinstance(method, str) and method in refused:
+        raise InvalidInputError(refused[method])
     spec = table[check_choice("method", method, table)]
     return spec, check_options(spec, options)
 
@@ -447,10 +450,7 @@ class QuadraticSet:
 
     def center(self, method: str = "rcc1", **options: Any) -> CenterResult:
         """The EBT relaxed Chebyshev center (``rcc1``); ``solver`` = "clarabel" or "scs"."""
-        if method == "exact":
-            raise InvalidInputError("method 'exact' is not available for quadratic sets (the exact minimax center "
-                                    "is NP-hard here); use method='rcc1', whose radius bounds the exact one")
-        spec, opts = _choose(_QUADRATIC_METHODS, method, options)
+        spec, opts = _choose(_QUADRATIC_METHODS, method, options, _QUADRATIC_REFUSED)
         return spec.func(self, time.perf_counter(), **opts)
 
     def _rcc1(self, t0, solver):
@@ -484,3 +484,6 @@ _QUADRATIC_METHODS = {"rcc1": SetMethodSpec(
     options={"solver": "clarabel"}, validators={"solver": _cvxpy_solver})}
 Polytope.METHODS = tuple(_POLYTOPE_METHODS)
 QuadraticSet.METHODS = tuple(_QUADRATIC_METHODS)
+#: the methods of box slices and polytopes a quadratic set does not offer, with the reason
+_QUADRATIC_REFUSED = {"exact": "method 'exact' is not available for quadratic sets (the exact minimax center is "
+                               "NP-hard here); use method='rcc1', whose radius bounds the exact one"}
