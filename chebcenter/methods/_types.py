@@ -74,7 +74,8 @@ COMMON_EXTRAS = (
 #: and to those whose centers lie in S_F
 IN_SLICE_EXTRAS = (
     Extra("clipped", "length", "f8", "how far the solver's center was clipped into the box", fill=0.0),
-    Extra("moved", "length", "f8", "how far a center off A x = b was moved into S_F (added to its radius)", fill=0.0),
+    Extra("moved", "length", "f8", "how far a center outside its set (off A x = b, or outside L <= A x <= U) was "
+                                   "moved into it (added to its radius)", fill=0.0),
 )
 
 
