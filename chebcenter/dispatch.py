@@ -27,7 +27,7 @@ from .lifting import clamp, groups
 from .methods import Context
 from .results import Status
 
-__all__ = ["check_contract", "scatter", "solve"]
+__all__ = ["check_contract", "scatter", "scatter_declared", "solve"]
 
 
 def solve(core, L, U, tau, user, spec, opts, on_inconsistent):
@@ -310,6 +310,14 @@ def _move(members, centers, radii, codes, fix, reason, extras):
     radii[lost] = np.nan
     codes[lost] = Status.SOLVER_ERROR
     reason[lost] = f"the solver's center was off {members.where} and could not be moved into it"
+
+
+def scatter_declared(spec, key, values, rows, n, d):
+    """The method's extra ``key`` of the rows ``rows`` in an (n, ...) array (``d``: the
+    dimension of its frame); the other rows hold the extra's declared fill."""
+    out = _declared_array(spec, key, n, d)
+    out[rows] = values
+    return out
 
 
 def scatter(values: np.ndarray, rows: np.ndarray, n: int) -> np.ndarray:

@@ -36,7 +36,7 @@ from ._validate import (
     check_options,
 )
 from .core import _EPS, _Core
-from .dispatch import scatter, solve
+from .dispatch import scatter_declared, solve
 from .kernels import closed_forms
 from .methods import REGISTRY
 from .methods.exact import slice_vertices
@@ -344,13 +344,13 @@ class BoxSlice(BoundedBatches):
         every = good.size == N
         take = (lambda a: a) if every else (lambda a: a[good])
         extras: dict[str, Any] = {}
+        if spec.to_frame is not None and self._core is not None:   # checks the options whatever the rows
+            opts = spec.to_frame(self, opts, good, N)
         if good.size:
             Lg, Ug = take(L), take(U)
             if self._core is None:   # every coordinate fixed: the set is {lo} or empty
-                Z, R, cz, ex = self._fixed_rows(Lg, Ug, on_inconsistent if slices else "status")
+                Z, R, cz, ex = self._fixed_rows(Lg, Ug, on_inconsistent, None if slices else take(points))
             else:
-                if spec.to_frame is not None:
-                    opts = spec.to_frame(self, opts, good, N)
                 s = self.scale
                 if slices:
                     Bc = np.ascontiguousarray((Lg - self._offset) / s)
@@ -362,8 +362,8 @@ class BoxSlice(BoundedBatches):
                 Z, R = self._to_original(Z), R * s
                 ex = {key: _to_user(self, spec, key, val) for key, val in ex.items()}
             centers[good], radii[good], codes[good] = Z, R, cz
-            for key, val in ex.items():
-                extras[key] = val if every else scatter(val, good, N)
+            for key, val in ex.items():   # a row that did not reach the solver holds the declared fill
+                extras[key] = val if every else scatter_declared(spec, key, val, good, N, d)
         if "rhs_residual" not in extras:
             extras["rhs_residual"] = np.full(N, np.nan)
         if spec.lies_in == "none":   # no estimate (the feature ranges): nothing to measure
@@ -378,13 +378,14 @@ class BoxSlice(BoundedBatches):
             residuals, box_viol = self._bound_residuals(centers, L, U)
         return BatchResult(centers, radii, codes, spec.name, time.perf_counter() - t0, residuals, box_viol, extras)
 
-    def _fixed_rows(self, L, U, on_inconsistent):
+    def _fixed_rows(self, L, U, on_inconsistent, points=None):
         """Every coordinate fixed: the set is ``{lo}`` where ``L <= A lo <= U`` to the rows'
-        tolerance (:meth:`_fixed_tol`; ``"project"``: every row), else empty."""
+        tolerance (:meth:`_fixed_tol`), else empty. ``on_inconsistent="project"`` makes every
+        slice row (``points``: which rows are slices; None: all) the point ``lo``."""
         b = self.A @ self.lo
         inside = self._fixed_point_rows(L, U, self._fixed_tol(L, U))
         if on_inconsistent == "project":
-            inside[:] = True
+            inside = np.ones_like(inside) if points is None else inside | points
         with np.errstate(invalid="ignore"):
             res = np.linalg.norm(b - np.clip(b, L, U), axis=1)
         codes = np.where(inside, Status.OPTIMAL, Status.INFEASIBLE).astype(np.int8)
@@ -446,9 +447,12 @@ class BoxSlice(BoundedBatches):
         return X
 
     def _free_to_full(self, values: np.ndarray) -> np.ndarray:
-        """Per-free-coordinate rows (n, d_free) as (n, d), zero on the fixed coordinates."""
+        """Per-free-coordinate rows (n, d_free) as (n, d), zero on the fixed coordinates (NaN on
+        a row that is NaN throughout: a row with no answer)."""
         full = np.zeros((values.shape[0], self.d))
         full[:, self._free] = values
+        if self._free.size:
+            full[np.all(np.isnan(values), axis=1)] = np.nan
         return full
 
 

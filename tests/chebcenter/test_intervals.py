@@ -18,6 +18,7 @@ from interval_reference import brute_vertices, clamped, highs_ranges, rcc1_sdp, 
 from reference import assert_center_close, meb_socp, worst_error
 
 import chebcenter as cc
+from chebcenter import Status
 
 pytestmark = pytest.mark.numerics
 
@@ -325,3 +326,44 @@ def test_past_the_enumeration_one_interval_row_is_certified_by_the_branch_and_bo
     assert res.extras["radius_lower"] <= res.radius <= res.extras["radius_lower"] * (1 + 1e-6) + 1e-12
     assert np.linalg.norm(res.center - x) <= res.radius + SLACK
     assert sl.center(a @ x, method="exact", noise=0.1, max_vertices=1000, algorithm="enumerate").status == cc.Status.TOO_LARGE
+
+
+def test_project_on_an_all_fixed_box_holds_for_point_rows_given_as_intervals():
+    """Every coordinate fixed, A lo = 1.5 and b = 1.6: ``on_inconsistent="project"`` makes the
+    slice the point lo whether b comes as B, as noise=0 or as lower == upper; "status" leaves it
+    INFEASIBLE (found by a differential review of the one pipeline, where the interval spellings
+    lost the option)."""
+    P = cc.BoxSlice([[1.0, 2.0]], lo=[0.5, 0.5], hi=[0.5, 0.5])
+    b = np.array([[1.6]])
+    spellings = ({"B": b}, {"B": b, "noise": 0.0}, {"lower": b, "upper": b.copy()})
+    for kw in spellings:
+        r = P.centers(method="rcc2", on_inconsistent="project", **kw)
+        assert r.status_codes.tolist() == [Status.OPTIMAL] and r.centers.tolist() == [[0.5, 0.5]], kw
+        assert P.centers(method="rcc2", **kw).status_codes.tolist() == [Status.INFEASIBLE], kw
+    r = P.feature_ranges(lower=b, upper=b.copy(), on_inconsistent="project")
+    assert r.status_codes.tolist() == [Status.OPTIMAL]
+
+
+def test_an_anchor_of_the_wrong_shape_is_refused_whatever_the_rows():
+    """Whether a call raises does not depend on the data: an anchor with the wrong number of
+    rows is refused on a batch with no valid row and on an empty batch too."""
+    P = cc.BoxSlice([[1.0, 1.0, 1.0]])
+    for B in (np.full((2, 1), np.nan), np.zeros((0, 1)), np.full((2, 1), 1.0)):
+        with pytest.raises(cc.InvalidInputError, match="anchor must have one row per row of B"):
+            P.centers(B, "project", anchor=np.zeros((5, 3)))
+
+
+def test_rows_that_never_reach_the_solver_hold_each_extras_declared_fill():
+    """A NaN row (INVALID_INPUT) and an inverted interval (INFEASIBLE) hold the same extras as
+    a row the solver found empty: each extra's declared fill (n_vertices -1, clipped and moved
+    0), and a per-coordinate extra is NaN on every coordinate, fixed ones included."""
+    A = [[1.0, 1.0], [1.0, -1.0]]
+    r = cc.BoxSlice(A).centers(method="exact", lower=[[0.5, -0.2], [1.9, 0.5], [np.nan, 0.0]],
+                               upper=[[1.5, 0.2], [2.0, 1.0], [1.0, 1.0]])
+    assert r.status_codes.tolist() == [Status.OPTIMAL, Status.INFEASIBLE, Status.INVALID_INPUT]
+    assert r.extras["n_vertices"].tolist() == [4, -1, -1]
+    assert r.extras["clipped"].tolist() == [0.0, 0.0, 0.0] and r.extras["moved"].tolist() == [0.0, 0.0, 0.0]
+    r = cc.BoxSlice([[1.0, 1.0, 1.0]], lo=[0, 0, 0.5], hi=[1, 1, 0.5]).centers(
+        method="rcc1", lower=[[1.0], [np.nan]], upper=[[1.0], [1.2]])
+    assert r.status_codes.tolist() == [Status.OPTIMAL, Status.INVALID_INPUT]
+    assert np.all(np.isnan(r.extras["alpha"][1]))
