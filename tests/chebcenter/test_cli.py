@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import numpy as np
+
 import chebcenter as cc
 from chebcenter.cli import main
 
@@ -21,7 +23,8 @@ def test_module_entry_point_runs():
     proc = subprocess.run([sys.executable, "-m", "chebcenter", "demo", "--n", "3", "--methods", "half_star", "exact"],
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
-    assert "exact" in proc.stdout and "rcc1" not in proc.stdout.split("\n", 3)[-1].split("exact has")[0]
+    assert "exact proves its radius minimax (radius_lower meets it) on 3 of 3 rows" in proc.stdout
+    assert "rcc1" not in proc.stdout.split("\n", 3)[-1].split("exact proves")[0]
 
 
 def test_bad_arguments_exit_with_usage():
@@ -69,7 +72,9 @@ def test_bench_runs_a_row_and_checks_its_arguments(capsys):
     assert main(["bench", "--only", "half_star", "--no-cold", "--no-progress", "--repeats", "3"]) == 0
     out = capsys.readouterr().out
     line = [s for s in out.splitlines() if s.startswith("| `half_star`")][0]
-    assert "max dev." in line and line.count("×") == 2
+    assert "the baseline within" in line and line.count("×") == 2
+    cands = [s for s in out.splitlines() if s.startswith("| `half_star`") and s != line]
+    assert len(cands) == 2 and sum("**yes**" in c for c in cands) == 1
     proc = subprocess.run([sys.executable, "-m", "chebcenter", "bench", "--repeats", "2"],
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 2 and "--repeats must be >= 3" in proc.stderr
@@ -79,6 +84,26 @@ def test_bench_runs_a_row_and_checks_its_arguments(capsys):
     proc = subprocess.run([sys.executable, "-m", "chebcenter", "bench", "--compare", "/nonexistent/table.md"],
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 2 and "--compare: no such file" in proc.stderr
+
+
+def test_the_baseline_is_the_fastest_candidate_within_the_matched_accuracy():
+    """``choose`` on made-up candidates: the fastest by median among those whose error is
+    within 1e-6 (or not measured); a faster one that misses the accuracy is passed over; with
+    none matched the row has no baseline and says which was fastest and how far off."""
+    from chebcenter import _bench
+
+    row = _bench.Row("thing", "row", ours_1=[1e-6] * 3, ours_all=[1e-6] * 3,
+                     cands={"slow": [5e-3] * 3, "fast but loose": [1e-4] * 3, "fast": [2e-3, 1e-3, 3e-3],
+                            "unmeasured": [4e-3] * 3},
+                     errors={"slow": 1e-9, "fast but loose": 1e-4, "fast": 5e-7, "unmeasured": None})
+    _bench.choose(row)
+    assert row.baseline == "fast" and row.base == [2e-3, 1e-3, 3e-3]
+    assert np.allclose(row.ratios(row.ours_1), [2000.0, 1000.0, 3000.0], rtol=1e-12, atol=0)
+    lonely = _bench.choose(_bench.Row("t", "row", cands={"a": [1.0] * 3, "b": [2.0] * 3}, errors={"a": 1e-3, "b": 1e-2}))
+    assert lonely.base == [] and lonely.baseline.startswith("none within 1e-06") and "a, is 1.0e-03 off" in lonely.baseline
+    text = _bench.to_markdown([row], 3)
+    chosen = [s for s in text.splitlines() if "**yes**" in s]
+    assert len(chosen) == 1 and "| fast |" in chosen[0]
 
 
 def test_the_log_audit_row_reports_rows_per_second_for_1_and_2_workers_and_the_peak_memory(monkeypatch):
