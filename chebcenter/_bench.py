@@ -1,8 +1,12 @@
 """``python -m chebcenter bench``: the speed table, regenerated on the machine it runs on.
 
-Every row times one chebcenter route against the baseline a user would otherwise write
-(a NumPy loop, SciPy's BVLS, HiGHS, qhull, cvxpy with SCS or Clarabel), on the same data,
-and checks that the two agree (the "agreement" column). Each repeat is a round over the
+Every row times one chebcenter route against the fastest thing a user would otherwise write
+for the same answer at the same accuracy. Each row names its candidates (NumPy, SciPy's
+BVLS and TRF, HiGHS per LP or stacked, qhull, cvxpy with SCS at its defaults and at a
+matched accuracy, Clarabel, OSQP; the primal and the dual formulations), the bench times
+them all on the same data, measures each one's error against our answer on a sample of rows,
+and the baseline is the fastest candidate within ``MATCHED`` (1e-6 relative) of our answer
+(:func:`choose`). The candidates' table names every one with its time and error. Each repeat is a round over the
 whole table in a fresh interpreter; a row reports the median time per row (or per call)
 and the spread (min-max over the rounds), and the speed-up as the median of the per-round
 ratios with their min-max. A timed call is repeated until 0.25 s have passed. The
@@ -40,9 +44,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._bench_cases import CASES, highs_ranges, qhull_vertices  # noqa: F401 - the rows; the baselines re-exported
+from ._bench_cases import CASES, DEFAULT, FULL, MATCHED, _relative, highs_ranges, qhull_vertices  # noqa: F401
 
-__all__ = ["CASES", "Row", "machine_header", "run", "to_markdown"]
+__all__ = ["CASES", "DEFAULT", "FULL", "Row", "choose", "machine_header", "run", "to_markdown"]
 
 
 @dataclass
@@ -53,15 +57,37 @@ class Row:
     unit: str
     ours_1: list = field(default_factory=list)      # one numba thread, one BLAS thread
     ours_all: list = field(default_factory=list)    # every thread
-    base: list = field(default_factory=list)        # the baseline, single-threaded
+    base: list = field(default_factory=list)        # the baseline, single-threaded (set by choose)
     baseline: str = "—"
     agree: str = ""
     busy: int = 0                                   # cases measured again: the machine was busy
+    busy_at: float = 1.10                           # the calibration's ratio past which a case was measured again
+    cands: dict = field(default_factory=dict)       # candidate -> its times, single-threaded
+    errors: dict = field(default_factory=dict)      # candidate -> its relative error (None: not measured)
+    note: str = ""
 
     def ratios(self, ours):
         if not self.base or not ours:
             return []
         return [b / o for b, o in zip(self.base, ours) if o > 0]
+
+
+def choose(row: Row, tol: float = MATCHED) -> Row:
+    """Set the row's baseline: the candidate with the smallest median time among those whose
+    error is within ``tol`` (a candidate without a measured error, a comparison row's, counts
+    as matched). With no candidate matched, the row has no baseline and says why."""
+    if not row.cands:
+        return row
+    matched = {name: t for name, t in row.cands.items()
+               if row.errors.get(name) is None or row.errors[name] <= tol}
+    if matched:
+        name = min(matched, key=lambda n: statistics.median(matched[n]))
+        row.baseline, row.base = name, list(matched[name])
+    else:
+        fastest = min(row.cands, key=lambda n: statistics.median(row.cands[n]))
+        row.baseline, row.base = (f"none within {tol:g} of our answer (the fastest, {fastest}, is "
+                                  f"{row.errors[fastest]:.1e} off)"), []
+    return row
 
 
 # -- measuring ---------------------------------------------------------------------------
@@ -162,7 +188,9 @@ def _log_audit(rows=LOG_ROWS):
 #: its best, and the slowdowns another tenant causes (the HiGHS baseline 40 % slower for
 #: minutes, with nothing else running here) are several times that
 BUSY = 1.10
-_RETRIES = 3
+_RETRIES = 2
+#: calibrations at the start of each round, whose spread sets the round's threshold
+_QUIET = 10
 
 
 def _calibration():
@@ -187,31 +215,48 @@ def _calibration():
 def _round(names, with_checks, reference=float("inf")):
     """One round over the rows ``names`` in this process: ``{name: {...}}`` (times per unit),
     and under ``"_calibration"`` the best calibration time seen (``reference``: the best of
-    the rounds before). A case measured while the calibration ran more than ``BUSY`` times
-    its best is measured again, up to ``_RETRIES`` times; ``"busy"`` counts the retries."""
+    the rounds before). Every candidate is run once before it is timed (cvxpy compiles a
+    problem on its first solve); with ``with_checks`` its answer on the case's sample rows is
+    compared with ours (``"errors"``). A case measured while the calibration ran more than
+    ``BUSY`` times its best is measured again, up to ``_RETRIES`` times; ``"busy"`` counts the
+    retries."""
     calibrate = _calibration()
-    best = min(reference, calibrate())
+    quiet = [calibrate() for _ in range(_QUIET)]
+    best = min(reference, min(quiet))
+    # the machine's own spread, quiet: a case is measured again only past it (a 2-core VM here
+    # spreads by 10-25 % with nothing else running, another by 2-5 %)
+    busy_at = max(BUSY, 1.05 * max(quiet) / min(quiet))
     out = {}
     for name in names:
-        what, unit, ours, n_ours, base, n_base, base_name, check = CASES[name]()
+        case = CASES[name]()
         with _threads(None):
-            _quiet(ours)                     # load or compile the kernels, warm the caches
-        rec = {"what": what, "unit": unit, "baseline": base_name, "agree": _quiet(check) if with_checks else ""}
+            _quiet(case.ours)                # load or compile the kernels, warm the caches
+        errors = {}
+        ref = _quiet(case.reference) if (with_checks and case.reference is not None) else None
+        for cand in case.candidates:
+            with _threads(1):
+                if ref is not None and cand.answer is not None:
+                    errors[cand.name] = float((case.error or _relative)(np.asarray(_quiet(cand.answer)), np.asarray(ref)))
+                else:
+                    _quiet(cand.run)
+        rec = {"what": case.what, "unit": case.unit, "note": case.note, "errors": errors,
+               "agree": (_quiet(case.agree) if (with_checks and case.agree is not None) else "")}
         for attempt in range(_RETRIES + 1):  # noqa: B007 - the count is reported after the loop
             before = calibrate()
             with _threads(1):
-                rec["ours_1"] = _time(functools.partial(_quiet, ours), n_ours)
-                rec["base"] = None if base is None else _time(functools.partial(_quiet, base), n_base)
+                rec["ours_1"] = _time(functools.partial(_quiet, case.ours), case.n_ours)
+                rec["cands"] = {c.name: _time(functools.partial(_quiet, c.run), c.n) for c in case.candidates}
             with _threads(None):
-                rec["ours_all"] = _time(functools.partial(_quiet, ours), n_ours)
+                rec["ours_all"] = _time(functools.partial(_quiet, case.ours), case.n_ours)
             after = calibrate()
             best = min(best, before, after)
-            if max(before, after) <= BUSY * best:
+            if max(before, after) <= busy_at * best:
                 break
         rec["busy"] = attempt
         rec["calibration"] = [before, after]
         out[name] = rec
     out["_calibration"] = best
+    out["_busy_at"] = busy_at
     return out
 
 
@@ -236,8 +281,11 @@ _ROUND = ("import json, sys; from chebcenter._bench import _round; "
           "print(json.dumps(_round(sys.argv[3:], sys.argv[1] == '1', float(sys.argv[2]))))")
 
 
-def run(repeats: int = 5, only=None, progress: bool = True, cold: bool = True) -> tuple[list[Row], float]:
-    """Measure the table's rows; see the module docstring. ``only``: names from :data:`CASES`.
+def run(repeats: int = 5, only=None, progress: bool = True, cold: bool = True,
+        full: bool = False) -> tuple[list[Row], float]:
+    """Measure the table's rows; see the module docstring. ``only``: names from :data:`CASES`
+    (and ``"cold"``, ``"log_audit"``); else the :data:`DEFAULT` rows, and with ``full`` the
+    :data:`FULL` ones, the cold starts and the log audit too.
     Returns the rows and the run's drift: ``max / min - 1`` of the calibration workload's
     times over the run (the measurements kept), the machine's own variation while it ran.
 
@@ -247,10 +295,10 @@ def run(repeats: int = 5, only=None, progress: bool = True, cold: bool = True) -
     the noise of a few seconds in one process: a second run should land inside it."""
     from tqdm.auto import tqdm
 
-    names = list(CASES) if not only else [n for n in CASES if n in only]
-    cold_names = list(COLD) if cold and (not only or "cold" in only) else []
+    names = (list(CASES) if full else list(DEFAULT)) if not only else [n for n in CASES if n in only]
+    cold_names = list(COLD) if cold and ((full and not only) or (only and "cold" in only)) else []
     log_row = None
-    if (not only or "log_audit" in only) and log_audit_available():
+    if ((full and not only) or (only and "log_audit" in only)) and log_audit_available():
         log_row = Row(f"log audit (`vflattack audit --log --passive-log`, default methods), {LOG_ROWS:,} predictions, "
                       "k = 2, d = 10 + 10; per core: 1 worker, all cores: 2 workers; the partitions' time (no cluster start)",
                       "row", baseline="—")
@@ -259,6 +307,7 @@ def run(repeats: int = 5, only=None, progress: bool = True, cold: bool = True) -
                disable=not progress, file=sys.stderr)
     rows: dict = {}
     reference = float("inf")
+    busy_at = BUSY
     calibrations: list = []
     cold_rows = [Row(f"cold start: first `{m}` batch (N = 1000, d = 20, m = 3) in a fresh process, empty cache",
                      "batch", baseline="—") for m in cold_names]
@@ -272,13 +321,15 @@ def run(repeats: int = 5, only=None, progress: bool = True, cold: bool = True) -
                 raise RuntimeError(f"bench round {rnd + 1} failed: {proc.stderr.strip()[-2000:]}")
             got = json.loads(proc.stdout.strip().splitlines()[-1])
             reference = min(reference, got.pop("_calibration"))
+            busy_at = max(busy_at, got.pop("_busy_at"))
             for name in names:
                 rec = got[name]
-                row = rows.setdefault(name, Row(rec["what"], rec["unit"], baseline=rec["baseline"], agree=rec["agree"]))
+                row = rows.setdefault(name, Row(rec["what"], rec["unit"], agree=rec["agree"], errors=rec["errors"],
+                                                note=rec["note"]))
                 row.ours_1.append(rec["ours_1"])
                 row.ours_all.append(rec["ours_all"])
-                if rec["base"] is not None:
-                    row.base.append(rec["base"])
+                for cname, t in rec["cands"].items():
+                    row.cands.setdefault(cname, []).append(t)
                 row.busy += rec["busy"]
                 calibrations += rec["calibration"]
             bar.update()
@@ -302,7 +353,10 @@ def run(repeats: int = 5, only=None, progress: bool = True, cold: bool = True) -
                          f"({min(log_mb[1]):.0f}–{max(log_mb[1]):.0f}) with 2; 2 workers "
                          f"{statistics.median(speedup):.2f}× ({min(speedup):.2f}–{max(speedup):.2f}) the rows/s of 1")
     drift = max(calibrations) / min(calibrations) - 1.0 if calibrations else 0.0
-    return [rows[n] for n in names] + cold_rows + ([log_row] if log_row is not None else []), drift
+    out = [choose(rows[n]) for n in names] + cold_rows + ([log_row] if log_row is not None else [])
+    for row in out:
+        row.busy_at = busy_at
+    return out, drift
 
 
 # -- reporting ----------------------------------------------------------------------------
@@ -369,11 +423,29 @@ def to_markdown(rows: list[Row], repeats: int, drift: float | None = None) -> st
         base = _span_t(r.base) + unit if r.base else "—"
         rat1 = _span_r(r.ratios(r.ours_1)) if r.base else "—"
         rata = _span_r(r.ratios(r.ours_all)) if r.base else "—"
-        lines.append(f"| {r.what} | {ours1} | {oursa} | {r.baseline} | {base} | {rat1} | {rata} | {r.agree or '—'} |")
+        parts = [r.agree, r.note]
+        if r.errors.get(r.baseline) is not None:
+            parts.insert(0, f"the baseline within {r.errors[r.baseline]:.0e} of ours")
+        agree = "; ".join(p for p in parts if p) or "—"
+        lines.append(f"| {r.what} | {ours1} | {oursa} | {r.baseline} | {base} | {rat1} | {rata} | {agree} |")
+    with_cands = [r for r in rows if r.cands]
+    if with_cands:
+        lines += ["", "### The candidates for each baseline", "",
+                  f"Each candidate single-threaded, timed in the same rounds; its error is its answer's largest "
+                  f"relative distance from ours on the row's sample (a radius, a center, a range, a vertex set); the "
+                  f"baseline is the fastest within {MATCHED:g}.", "",
+                  "| row | candidate | time, single-threaded | error against ours | the baseline |", "|---|---|---|---|---|"]
+        for r in with_cands:
+            for name, t in sorted(r.cands.items(), key=lambda kv: statistics.median(kv[1])):
+                err = r.errors.get(name)
+                lines.append(f"| {r.what} | {name} | {_span_t(t)} per {r.unit} | "
+                             f"{'—' if err is None else f'{err:.1e}'} | {'**yes**' if name == r.baseline else ''} |")
     busy = sum(r.busy for r in rows)
+    busy_at = max((r.busy_at for r in rows), default=BUSY)
     lines += ["", f"A fixed calibration workload ran before and after every case; {busy} case measurement"
-              f"{'s were' if busy != 1 else ' was'} repeated because it ran more than {BUSY:.2f}× its best time "
-              "(the machine was busy)."]
+              f"{'s were' if busy != 1 else ' was'} repeated because it ran more than {busy_at:.2f}× its best time "
+              "(the machine was busy; the threshold is the calibration's own spread at rest, measured at the start "
+              f"of each round, and at least {BUSY:.2f})."]
     if drift is not None:
         lines[-1] += (f" Drift: over this run the calibration's times spread by {100 * drift:.1f} % "
                       "(max / min − 1); a second run should put each median inside its cell's (min–max) widened by "
@@ -429,7 +501,7 @@ def compare(previous: str, current: str) -> tuple[int, int, list[str]]:
 
 
 def main(repeats: int = 5, only=None, out: str | None = None, progress: bool = True, cold: bool = True,
-         against: str | None = None) -> int:
+         against: str | None = None, full: bool = False) -> int:
     """Run and print the table (and write it to ``out``); with ``against``, a table file an
     earlier run wrote, also say how many of this run's medians fall inside its bands."""
     previous = None
@@ -437,9 +509,10 @@ def main(repeats: int = 5, only=None, out: str | None = None, progress: bool = T
         with open(against, encoding="utf-8") as f:
             previous = f.read()
     t0 = time.perf_counter()
-    rows, drift = run(repeats, only, progress, cold)
+    rows, drift = run(repeats, only, progress, cold, full)
     text = to_markdown(rows, repeats, drift)
-    text += f"\n`python -m chebcenter bench --repeats {repeats}` took {time.perf_counter() - t0:.0f} s.\n"
+    flags = (" --full" if full else "") + (f" --only {' '.join(only)}" if only else "")
+    text += f"\n`python -m chebcenter bench --repeats {repeats}{flags}` took {time.perf_counter() - t0:.0f} s.\n"
     print(text, end="")
     if out:
         with open(out, "w", encoding="utf-8") as f:
