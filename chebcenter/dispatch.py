@@ -27,7 +27,7 @@ from .lifting import clamp, groups
 from .methods import Context
 from .results import Status
 
-__all__ = ["check_contract", "scatter", "scatter_declared", "solve"]
+__all__ = ["check_contract", "scatter_declared", "solve"]
 
 
 def solve(core, L, U, tau, user, spec, opts, on_inconsistent):
@@ -49,17 +49,13 @@ def solve(core, L, U, tau, user, spec, opts, on_inconsistent):
     if not points.any():
         return _sets(core, L, U, tau, spec, opts, np.arange(N))
     centers, radii = np.full((N, d), np.nan), np.full(N, np.nan)
-    codes = np.full(N, Status.INFEASIBLE, dtype=np.int8)
-    parts = []
-    at = np.flatnonzero(points)
-    if at.size:
-        parts.append((at, _slices(core, np.ascontiguousarray(L[at]), None if user is None else user[at], spec, opts,
-                                  on_inconsistent, at)))
-    at = np.flatnonzero(~points)
-    parts.append((at, _sets(core, L[at], U[at], tau[at], spec, opts, at)))
+    codes = np.empty(N, dtype=np.int8)   # every row is written below: a slice or a set
     extras: dict[str, Any] = {}
-    for at, part in parts:
-        _place(spec, at, part, centers, radii, codes, extras)
+    at = np.flatnonzero(points)
+    _place(spec, at, _slices(core, np.ascontiguousarray(L[at]), None if user is None else user[at], spec, opts,
+                             on_inconsistent, at), centers, radii, codes, extras)
+    at = np.flatnonzero(~points)
+    _place(spec, at, _sets(core, L[at], U[at], tau[at], spec, opts, at), centers, radii, codes, extras)
     return centers, radii, codes, extras
 
 
@@ -107,8 +103,8 @@ def _slices(core, B, user, spec, opts, on_inconsistent, index):
             out.centers[ok] = ctx.Q[ok]
             out.radii[ok] = 0.0
         codes[rows], centers[rows], radii[rows] = out.codes, out.centers, out.radii
-        for key, val in out.extras.items():
-            extras[key] = val if every else scatter(val, rows, N)
+        for key, val in out.extras.items():   # rows the method did not see hold the declared fill
+            extras[key] = val if every else scatter_declared(spec, key, val, rows, N, d)
     bad = codes > Status.INACCURATE
     centers[bad] = np.nan
     radii[bad] = np.nan
@@ -318,13 +314,3 @@ def scatter_declared(spec, key, values, rows, n, d):
     out = _declared_array(spec, key, n, d)
     out[rows] = values
     return out
-
-
-def scatter(values: np.ndarray, rows: np.ndarray, n: int) -> np.ndarray:
-    """Per-row values of the method's rows placed in an (n, ...) array; the rows the
-    method did not see hold NaN (floats), 0 (integers, booleans) or None (objects)."""
-    kind = values.dtype.kind
-    fill = np.nan if kind == "f" else (0 if kind in "iub" else None)
-    full = np.full((n,) + values.shape[1:], fill, dtype=values.dtype if kind in "fiub" else object)
-    full[rows] = values
-    return full
