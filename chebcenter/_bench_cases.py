@@ -187,6 +187,23 @@ def _rcc2_qp(A, kind, lo, hi, solver, **settings):
     return radius
 
 
+def _rcc2_candidates(A, kind, timed, sample):
+    """The candidates of an rcc2 row: the QP of :func:`_rcc2_qp` with Clarabel, OSQP at its
+    defaults and OSQP at eps 1e-10 (polished); ``timed`` and ``sample`` are the argument
+    tuples of the timed rows and of the rows compared with ours."""
+    d = A.shape[1]
+    solvers = [("cvxpy QP + Clarabel, built once (Parameters)", "CLARABEL", {}),
+               ("cvxpy QP + OSQP at eps 1e-10 (polished), built once", "OSQP",
+                {"eps_abs": 1e-10, "eps_rel": 1e-10, "polish": True, "max_iter": 100_000}),
+               ("cvxpy QP + OSQP at its defaults, built once", "OSQP", {})]
+    out = []
+    for name, solver, settings in solvers:
+        fn = _rcc2_qp(A, kind, np.zeros(d), np.ones(d), solver, **settings)
+        out.append(Candidate(name, (lambda fn=fn: [fn(*p) for p in timed]), len(timed),
+                             (lambda fn=fn: _sample_radii(fn, sample))))
+    return out
+
+
 def _meb(V, how):
     """The radius of the smallest ball enclosing the rows of V, in cvxpy (cold: V changes size
     from row to row): ``"socp"`` is ``min r`` s.t. ``||v_i - c|| <= r`` with Clarabel,
@@ -206,6 +223,17 @@ def _meb(V, how):
     prob = cp.Problem(cp.Maximize(sq @ w - cp.sum_squares(V.T @ w)), [cp.sum(w) == 1])
     prob.solve(solver="CLARABEL")
     return float(np.sqrt(max(prob.value, 0.0)))
+
+
+def _meb_candidates(verts, timed, sample, scs=True):
+    """The candidates of an exact row: qhull's vertices (``verts(*args)``), then the smallest
+    enclosing ball as an SOCP (Clarabel; SCS where ``scs``) or as its dual QP (Clarabel), per
+    row."""
+    ways = (("SOCP, Clarabel", "socp"),) + ((("SOCP, SCS", "socp-scs"),) if scs else ()) + (("dual QP, Clarabel", "qp"),)
+    return [Candidate(f"SciPy qhull, then the smallest ball in cvxpy ({label}), per row",
+                      (lambda how=how: [_meb(verts(*p), how) for p in timed]), len(timed),
+                      (lambda how=how: np.array([_meb(verts(*p), how) for p in sample])))
+            for label, how in ways]
 
 
 def _sample_radii(fn, pairs):
@@ -249,17 +277,8 @@ def _case_rcc2():
     d, m, n = 32, 5, 4000
     A, _, B = _planted(d, m, n, seed=1)
     P = cc.BoxSlice(A)
-    lo, hi = np.zeros(d), np.ones(d)
-    solvers = [("cvxpy QP + Clarabel, built once (Parameters)", "CLARABEL", {}),
-               ("cvxpy QP + OSQP at eps 1e-10 (polished), built once", "OSQP",
-                {"eps_abs": 1e-10, "eps_rel": 1e-10, "polish": True, "max_iter": 100_000}),
-               ("cvxpy QP + OSQP at its defaults, built once", "OSQP", {})]
     sample = B[:10]
-    cands = []
-    for name, solver, settings in solvers:
-        fn = _rcc2_qp(A, "equality", lo, hi, solver, **settings)
-        cands.append(Candidate(name, (lambda fn=fn: [fn(b) for b in B[:20]]), 20,
-                               (lambda fn=fn: _sample_radii(fn, [(b,) for b in sample]))))
+    cands = _rcc2_candidates(A, "equality", [(b,) for b in B[:20]], [(b,) for b in sample])
     return Case(f"`rcc2` (projection of the midpoint onto S_F), N = {n}, d = {d}, m = {m}", "row",
                 lambda: P.centers(B, "rcc2"), n, cands, reference=lambda: P.centers(sample, "rcc2").radii,
                 note="ours is a compiled projection (dual Newton on m unknowns), the baseline a general QP solver")
@@ -368,10 +387,7 @@ def _case_exact(d, m, n, sample=3):
         q = np.linalg.lstsq(A, b, rcond=None)[0]
         return qhull_vertices(W, lo, hi, q)
 
-    cands = [Candidate(f"SciPy qhull, then the smallest ball in cvxpy ({label}), per row",
-                       (lambda how=how: [_meb(verts(b), how) for b in B[:2]]), 2,
-                       (lambda how=how: np.array([_meb(verts(b), how) for b in B[:sample]])))
-             for label, how in (("SOCP, Clarabel", "socp"), ("SOCP, SCS", "socp-scs"), ("dual QP, Clarabel", "qp"))]
+    cands = _meb_candidates(verts, [(b,) for b in B[:2]], [(b,) for b in B[:sample]])
     return Case(f"`exact` (vertices + smallest enclosing ball), N = {n}, d = {d}, rank {m}", "row",
                 lambda: P.centers(B, "exact", return_support=False), n, cands,
                 reference=lambda: P.centers(B[:sample], "exact").radii)
@@ -461,20 +477,13 @@ def _case_interval_rcc2(d, m, n, sample=10):
 
     A, L, U = _interval_data(d, m, n)
     P = cc.BoxSlice(A)
-    lo, hi = np.zeros(d), np.ones(d)
-    cands = []
-    for name, solver, settings in [("cvxpy QP + Clarabel, built once (Parameters)", "CLARABEL", {}),
-                                   ("cvxpy QP + OSQP at eps 1e-10 (polished), built once", "OSQP",
-                                    {"eps_abs": 1e-10, "eps_rel": 1e-10, "polish": True, "max_iter": 100_000})]:
-        fn = _rcc2_qp(A, "intervals", lo, hi, solver, **settings)
-        cands.append(Candidate(name, (lambda fn=fn: [fn(l, u) for l, u in zip(L[:20], U[:20])]), 20,
-                               (lambda fn=fn: _sample_radii(fn, list(zip(L[:sample], U[:sample]))))))
+    cands = _rcc2_candidates(A, "intervals", list(zip(L[:20], U[:20])), list(zip(L[:sample], U[:sample])))
     return Case(f"`rcc2` on bounded-error sets (b ± 0.01), N = {n}, d = {d}, m = {m}", "row",
                 lambda: P.centers(lower=L, upper=U, method="rcc2"), n, cands,
                 reference=lambda: P.centers(lower=L[:sample], upper=U[:sample], method="rcc2").radii)
 
 
-def _case_interval_exact(d, m, n, sample=3):
+def _case_interval_exact(d, m, n, sample=3, full=False):
     import chebcenter as cc
 
     A, L, U = _interval_data(d, m, n)
@@ -484,10 +493,8 @@ def _case_interval_exact(d, m, n, sample=3):
     def verts(l, u):
         return _qhull(G, np.concatenate([np.ones(d), np.zeros(d), u, -l]))
 
-    cands = [Candidate(f"SciPy qhull, then the smallest ball in cvxpy ({label}), per row",
-                       (lambda how=how: [_meb(verts(l, u), how) for l, u in zip(L[:2], U[:2])]), 2,
-                       (lambda how=how: np.array([_meb(verts(l, u), how) for l, u in zip(L[:sample], U[:sample])])))
-             for label, how in (("SOCP, Clarabel", "socp"), ("dual QP, Clarabel", "qp"))]
+    # the SOCP with SCS only in --full runs: 6 s a row on these vertex lists, 1.3e-5 off ours
+    cands = _meb_candidates(verts, list(zip(L[:2], U[:2])), list(zip(L[:sample], U[:sample])), scs=full)
     return Case(f"`exact` on bounded-error sets (b ± 0.01), N = {n}, d = {d}, m = {m}", "row",
                 lambda: P.centers(lower=L, upper=U, method="exact"), n, cands,
                 reference=lambda: P.centers(lower=L[:sample], upper=U[:sample], method="exact").radii)
@@ -551,7 +558,7 @@ FULL: dict[str, Callable[[], Case]] = {
     "rcc1_1000": lambda: _case_rcc1_alone(1000, 5, 1),
     "exact_10_1": lambda: _case_exact(10, 1, 20_000),
     "interval_rcc1_50_3": lambda: _case_interval_rcc1(50, 3, 32, sample=1, full=True),
-    "interval_exact_10_1": lambda: _case_interval_exact(10, 1, 400),
+    "interval_exact_10_1": lambda: _case_interval_exact(10, 1, 400, full=True),
     "equality_vs_rcc1_10_3": lambda: _case_against_equality("rcc1", 10, 3, 10_000),
     "equality_vs_rcc2_10_1": lambda: _case_against_equality("rcc2", 10, 1, 10_000),
     "equality_vs_rcc2_10_3": lambda: _case_against_equality("rcc2", 10, 3, 10_000),
