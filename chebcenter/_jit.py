@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numba
 
-__all__ = ["jit", "jit_noalloc"]
+__all__ = ["await_method", "jit", "jit_noalloc", "set_compile_owner"]
 
 
 def jit(fn):
@@ -37,3 +37,25 @@ def jit_noalloc(fn):
     """:func:`jit` without numba's reference counting (``_nrt=False``): for allocation-free
     kernels called once per node or per pivot (see the module docstring)."""
     return numba.njit(cache=True, nogil=True, fastmath=False, _nrt=False, no_cfunc_wrapper=True)(fn)
+
+
+#: a compile helper whose steps this process waits for instead of compiling them itself
+#: (chebcenter._warmup.start_helper(own=True)); None: compile on first use, as always
+_OWNER = None
+#: the warm-up step that compiles what a method (a MethodSpec's name) reaches
+_STEP_OF = {"auto": "exact"}
+
+
+def set_compile_owner(helper) -> None:
+    """Register (or, with None, clear) the helper :func:`await_method` waits for: an object
+    with ``wait_for(step)``."""
+    global _OWNER
+    _OWNER = helper
+
+
+def await_method(name: str) -> None:
+    """Called by the dispatcher before it runs method ``name``: if a registered helper is
+    compiling that method's warm-up step, wait until its kernels are in the cache (they are
+    then loaded, not compiled a second time in parallel). Without a helper, one global read."""
+    if _OWNER is not None:
+        _OWNER.wait_for(_STEP_OF.get(name, name))

@@ -90,12 +90,40 @@ def cache_is_cold() -> bool:
 class Helper:
     """A child process compiling warm-up steps while its parent works (:func:`start_helper`)."""
 
-    def __init__(self, proc):
+    def __init__(self, proc, steps=(), meanwhile=(), shape=None):
         self.proc = proc
+        self.steps = tuple(steps)
+        self.meanwhile = list(meanwhile)
+        self.shape = (3, 8) if shape is None else tuple(shape)
+        self.done: set = set()
+
+    def wait_for(self, step: str) -> None:
+        """Block until the child has compiled ``step`` (or has ended): a kernel it is
+        compiling is then loaded from the cache instead of compiled a second time here
+        (two compilations of the same kernel on a 2-core machine take as long as one each,
+        so waiting costs nothing and frees a core). Returns at once for a step the child was
+        not given or has done."""
+        if step not in self.steps or step in self.done or self.proc.stdout is None:
+            return
+        while self.meanwhile:   # rather than wait idle: compile this process's own later steps now
+            later = self.meanwhile.pop(0)
+            if cold_steps((later,)):
+                _run(later, self.shape)
+        for line in self.proc.stdout:   # the child writes "done STEP" after each step, in order
+            word = line.split()
+            if len(word) == 2 and word[0] == "done":
+                self.done.add(word[1])
+                if word[1] == step:
+                    return
+        self.done.update(self.steps)   # the child ended (or failed): compile here from now on
 
     def stop(self) -> None:
         """End the child if it still runs (numba writes each cache file whole, by rename, so
         stopping it mid-step loses that step's work and nothing else) and reap it."""
+        from . import _jit
+
+        if _jit._OWNER is self:
+            _jit.set_compile_owner(None)
         if self.proc.poll() is None:
             self.proc.terminate()
         try:
@@ -103,9 +131,11 @@ class Helper:
         except subprocess.TimeoutExpired:  # pragma: no cover
             self.proc.kill()
             self.proc.wait()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
 
 
-def start_helper(steps) -> Helper | None:
+def start_helper(steps, shape=None, own: bool = False, meanwhile=()) -> Helper | None:
     """Compile ``steps`` (in the order given) in one child process, for a command that is
     about to use them in the *opposite* order itself.
 
@@ -120,6 +150,20 @@ def start_helper(steps) -> Helper | None:
     ----------
     steps : sequence of str
         Names from :data:`STEPS`, in the order the child should compile them.
+    shape : (int, int), optional
+        ``(m, d)`` of the child's fixed problem (default ``(3, 8)``). The method's route,
+        and so the kernels compiled, depend on d and the rank of A (the exact method's
+        batch tables, its edge walk or its branch and bound): give the shape the program
+        will solve so that the child compiles the same kernels.
+    own : bool, default False
+        This process then waits for the child's steps instead of compiling them itself
+        when it reaches one first (:func:`chebcenter._jit.await_method`, called by the dispatcher): on two
+        cores, compiling the same kernel twice at once takes as long as once, and keeps
+        the other core from what it could compile meanwhile. Until :meth:`Helper.stop`.
+    meanwhile : sequence of str, optional
+        With ``own``: steps this process compiles itself (same ``shape``) the first time it
+        would wait for the child, instead of waiting idle: the ones it reaches after the
+        child's.
 
     Returns
     -------
@@ -128,7 +172,8 @@ def start_helper(steps) -> Helper | None:
     Raises
     ------
     InvalidInputError
-        If a step is not one of :data:`STEPS` (checked before anything starts).
+        If a step is not one of :data:`STEPS` or ``shape`` is not two positive integers
+        with m <= d (checked before anything starts).
 
     Examples
     --------
@@ -139,34 +184,63 @@ def start_helper(steps) -> Helper | None:
     """
     import os
 
+    from . import _jit
+
     todo = tuple(step for step in steps if step in STEPS)
-    bad = [step for step in steps if step not in STEPS]
+    bad = [step for step in (*steps, *meanwhile) if step not in STEPS]
     if bad:
         from ._errors import InvalidInputError
 
         raise InvalidInputError(f"steps: unknown warm-up step {bad[0]!r}; choose from {', '.join(STEPS)}")
+    shape_args = _shape_args(shape)
     if (os.cpu_count() or 1) < 2 or not cold_steps(todo):
         return None
     try:
-        proc = subprocess.Popen([sys.executable, "-m", "chebcenter._warmup", *todo], stdin=subprocess.DEVNULL,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen([sys.executable, "-c", _WORKER, *shape_args, *todo], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE if own else subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                text=True)
     except OSError:  # pragma: no cover
         return None
-    return Helper(proc)
+    helper = Helper(proc, todo if own else (), tuple(meanwhile) if own else (), shape)
+    if own:
+        _jit.set_compile_owner(helper)
+    return helper
 
 
-def _run(step: str) -> None:
-    """Use one method on a small fixed problem, so its kernels compile with the signatures
-    production calls use."""
+#: a worker process: ``python -c _WORKER [--shape M D] STEP ...`` (not ``-m chebcenter._warmup``:
+#: the package imports this module first, and runpy warns about running it a second time)
+_WORKER = "import sys; from chebcenter._warmup import _main; sys.exit(_main(sys.argv[1:]))"
+
+
+def _shape_args(shape) -> list:
+    """``shape`` checked, as the worker's arguments."""
+    if shape is None:
+        return []
+    from ._errors import InvalidInputError
+
+    try:
+        m, d = (int(v) for v in shape)
+        ok = 1 <= m <= d and (m, d) == tuple(shape)
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise InvalidInputError(f"shape must be two integers (m, d) with 1 <= m <= d; got {shape!r}")
+    return ["--shape", str(m), str(d)]
+
+
+def _run(step: str, shape=(3, 8)) -> None:
+    """Use one method on a small fixed problem (``shape``: A's rows and columns), so its
+    kernels compile with the signatures production calls use."""
     from .problem import BoxSlice
     from .sets import Polytope
 
     rng = np.random.default_rng(0)
-    d = 8
-    A = rng.standard_normal((3, d))
+    m, d = shape
+    A = rng.standard_normal((m, d))
     B = rng.random((4, d)) @ A.T
     if step in _PROJECTING:   # a row whose half* point leaves the box: the projection runs
-        B[-1] = A @ (np.arange(d) < 6).astype(float)
+        B[-1] = A @ (A[0] > 0).astype(float)   # the vertex where A's first row peaks: the slice
+        # touches the box at that face only, and the nearest point to the box's center is off it
     P = BoxSlice(A)
     if step == "ranges":
         P.feature_ranges(B)
@@ -196,7 +270,7 @@ def _run(step: str) -> None:
         P.centers(B, step)
 
 
-def warmup(steps=None, progress=None, jobs: int = 1) -> float:
+def warmup(steps=None, progress=None, jobs: int = 1, shape=None) -> float:
     """Compile the kernels now instead of on their first use.
 
     Each step uses one method on a small fixed problem (d = 8, rank 3), so its kernels are
@@ -216,10 +290,13 @@ def warmup(steps=None, progress=None, jobs: int = 1) -> float:
         each worker, as ``progress("step1+step2+...", seconds)``).
     jobs : int, default 1
         Worker processes. ``1`` compiles here, in this process. ``jobs > 1`` splits the
-        steps round-robin over that many child processes (``python -m chebcenter._warmup``)
+        steps round-robin over that many child processes (``python -c`` running this module's worker)
         and waits for all of them; this process then loads the kernels from the cache on
         first use. Compilation is single-threaded, so two jobs on two cores take about
         half the time.
+
+    shape : (int, int), optional
+        ``(m, d)`` of the fixed problem (default ``(3, 8)``): see :func:`start_helper`.
 
     Returns
     -------
@@ -248,16 +325,17 @@ def warmup(steps=None, progress=None, jobs: int = 1) -> float:
     if bad:
         raise InvalidInputError(f"steps: unknown warm-up step {bad[0]!r}; choose from {', '.join(STEPS)}")
     jobs = as_positive_int("jobs", jobs)
+    shape_args = _shape_args(shape)
     t0 = time.perf_counter()
     if jobs == 1 or len(todo) <= 1:
         for step in todo:
             t = time.perf_counter()
-            _run(step)
+            _run(step, (3, 8) if shape is None else tuple(shape))
             if progress is not None:
                 progress(step, time.perf_counter() - t)
         return time.perf_counter() - t0
     groups = [g for g in (todo[k::jobs] for k in range(jobs)) if g]
-    procs = [(g, subprocess.Popen([sys.executable, "-m", "chebcenter._warmup", *g], stdin=subprocess.DEVNULL,
+    procs = [(g, subprocess.Popen([sys.executable, "-c", _WORKER, *shape_args, *g], stdin=subprocess.DEVNULL,
                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)) for g in groups]
     failed = []
     for g, proc in procs:
@@ -272,10 +350,14 @@ def warmup(steps=None, progress=None, jobs: int = 1) -> float:
 
 
 def _main(argv) -> int:
-    """The worker process of ``warmup(jobs=N)``: compile the steps named in ``argv``."""
-    warmup(tuple(argv))
+    """The worker process of ``warmup(jobs=N)`` and of :func:`start_helper`: compile the
+    steps named in ``argv`` (after an optional ``--shape M D``), writing ``done STEP`` to
+    standard output after each."""
+    argv = list(argv)
+    shape = None
+    if argv[:1] == ["--shape"]:
+        shape, argv = (int(argv[1]), int(argv[2])), argv[3:]
+    for step in argv:
+        warmup((step,), shape=shape)
+        print("done", step, flush=True)
     return 0
-
-
-if __name__ == "__main__":  # pragma: no cover - a worker of warmup(jobs=N)
-    sys.exit(_main(sys.argv[1:]))

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ._jit import await_method
 from .core import _EPS, _PROJECT_MAXIT, CLIP_TOL, MEMBERSHIP_TOL
 from .kernels import closed_forms, linalg, projection
 from .kernels.linalg import rows_times
@@ -40,6 +41,7 @@ def solve(core, L, U, tau, user, spec, opts, on_inconsistent):
     what the normalisation subtracted from each bound, or None. ``on_inconsistent`` applies
     to slices (``"project"``: b replaced by its projection onto Col(A)). A row's extras are
     the dispatcher's and the method's declared ones."""
+    await_method(spec.name)   # a compile helper's step: loaded from its cache, not compiled twice
     if U is L:
         return _slices(core, L, user, spec, opts, on_inconsistent, np.arange(L.shape[0]))
     N, d = L.shape[0], core.d

@@ -326,13 +326,17 @@ def _write(out, reports) -> None:
     print(f"wrote {paths[-1]} (the report is complete)")
 
 
-#: what the audit's helper compiles, in this order, while the audit itself starts with the
-#: closed forms, cls and rcc1's certificate: the enumeration and enclosing ball (reached by
-#: ``exact`` and the per-record radii), the feature ranges (the pinned features), the metric
-#: projection (the prior-aware attacks) and rcc1's barrier. Measured on a 2-core machine
-#: with an empty cache: the default audit 24.7 s compiling everything in one process
-#: (docs/benchmarks.md, "Cold start")
-_HELPER_STEPS = ("exact", "ranges", "project", "rcc1")
+#: what the default audit's helper compiles while the audit itself works through the closed
+#: forms, cls and rcc1's certificate: the exact method (the audit reaches it next, and its
+#: batch route is the largest compilation, the critical path of a cold audit). The audit
+#: waits for it instead of compiling it a second time, and compiles the metric projection
+#: (the prior-aware attacks) and the feature ranges, which it reaches after exact, while it
+#: would wait (docs/benchmarks.md, "Cold start")
+_HELPER_STEPS = ("exact",)
+_MEANWHILE_STEPS = ("project", "ranges")
+#: a release audit solves interval sets, whose kernels no step above compiles: its helper
+#: compiles the usual steps ahead and the audit does not wait for it
+_RELEASE_HELPER_STEPS = ("exact", "ranges", "project", "rcc1")
 
 
 def _compile_helper(args):
@@ -340,7 +344,15 @@ def _compile_helper(args):
     CPU and ``--compile-jobs`` allows it (chebcenter.start_warmup_helper); else None."""
     if getattr(args, "compile_jobs", 1) < 2:
         return None
-    helper = cc.start_warmup_helper(_HELPER_STEPS)
+    releases = getattr(args, "release", None) or []
+    exact = args.command == "audit" and all(r == "exact" or getattr(r, "exact", False) for r in releases)
+    if exact:   # the child's problem has the audit's shape, so that it takes the audit's routes
+        k = datasets.CLASSES.get(args.dataset)
+        d = len(args.passive_columns) if args.passive_columns else args.passive[0]
+        shape = None if k is None else (min(k - 1, d), d)
+        helper = cc.start_warmup_helper(_HELPER_STEPS, shape=shape, own=True, meanwhile=_MEANWHILE_STEPS)
+    else:
+        helper = cc.start_warmup_helper(_RELEASE_HELPER_STEPS)
     if helper is not None:
         print("vflattack: first run on this machine: compiling the kernels, partly in a second process "
               "(--compile-jobs 1 to compile in this one)", file=sys.stderr, flush=True)

@@ -72,6 +72,47 @@ def test_the_helper_compiles_cold_steps_only_and_the_cache_is_per_cpu_target(tmp
         _warmup.start_helper(["nope"])
 
 
+_OWNED_PROBE = r"""
+import numpy as np
+import chebcenter as cc
+import chebcenter._warmup as w
+from chebcenter import _jit
+h = w.start_helper(["half"], shape=(1, 4), own=True)
+print("STARTED", h is not None and _jit._OWNER is h)
+cc.BoxSlice([[1.0, 2.0, 3.0, 4.0]]).centers(np.array([[2.5]]), "half")   # waits for the child's "half"
+print("DONE", ",".join(sorted(h.done)))
+h.wait_for("rcc1")                   # not the child's: returns at once
+h.stop()
+print("OWNER", _jit._OWNER is None)
+print("COLD", ",".join(w.cold_steps(["half"])) or "none")
+k = w.start_helper(["rcc1"], own=True)
+k.proc.kill(); k.proc.wait()
+k.wait_for("rcc1")                   # the child ended without it: no hang, compile here
+print("ENDED", ",".join(sorted(k.done)))
+k.stop()
+"""
+
+
+def test_an_owned_helper_is_waited_for_and_a_dead_one_is_not(tmp_path):
+    """With ``own=True`` the dispatcher waits for the child's step before running its method
+    (the line "done half" read from the child, the kernels then in the cache), a step the
+    child was not given is not waited for, and a child that ended without its step releases
+    the wait instead of hanging the program."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", _OWNED_PROBE], capture_output=True, text=True, timeout=900, env=env)
+    assert out.returncode == 0, out.stderr
+    lines = dict(line.split(" ", 1) for line in out.stdout.splitlines())
+    assert lines == {"STARTED": "True", "DONE": "half", "OWNER": "True", "COLD": "none", "ENDED": "rcc1"}, out.stdout
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (4, 3), (2.5, 3), "ab", (1, 2, 3)])
+def test_a_helper_shape_is_checked_before_anything_starts(shape):
+    with pytest.raises(cc.InvalidInputError, match="shape must be two integers"):
+        _warmup.start_helper(["half"], shape=shape)
+    with pytest.raises(cc.InvalidInputError, match="unknown warm-up step 'nope'"):
+        _warmup.start_helper(["half"], meanwhile=["nope"])
+
+
 _IMPORT_PROBE = r"""
 import os, sys
 def tasks():

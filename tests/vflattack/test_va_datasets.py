@@ -31,6 +31,7 @@ def test_loader_shapes_and_normalisation(name):
     F, y, names = va.datasets.load(name, SHARED, download=False, return_names=True)
     n, f, k = SHAPES[name]
     assert F.shape == (n, f) and y.shape == (n,) and len(set(y.tolist())) == k and len(names) == f
+    assert datasets.CLASSES[name] == k   # what the CLI sizes its compile helper by, before loading
     assert F.min() == 0.0 and F.max() == 1.0 and np.all(np.isfinite(F))
 
 
