@@ -125,7 +125,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="the passive party's columns by index or feature name (overrides --passive)")
     audit.add_argument("--release", nargs="+", default=None, type=_release, metavar="RELEASE",
                        help="what the deployment published (default exact): round:K, loground:K, clip:EPS, label, "
-                            "top1:K, noise:DELTA, gaussian:SIGMA[:CONF], laplace:B[:CONF]; several values run the "
+                            "top1:K, noise:DELTA, gaussian:SIGMA[:CONF], gaussian:eps=E,delta=D[,sens=S][:CONF], "
+                            "laplace:B[:CONF], rank, topk:K:D, roundnorm:D, sig:S, float32; several values run the "
                             "precision sweep (each audited, then compared: sweep.csv, a plot); 'sweep' is exact round:4 "
                             "round:3 round:2 round:1 label (docs/vflattack.md, 'Releases')")
     audit.add_argument("--attacks", nargs="+", default=["whitebox"], choices=["whitebox", "blackbox", "agnostic"],

@@ -3,7 +3,11 @@ r"""What the active party saw, and the bounds it implies on ``A x`` (docs/theory
 A :class:`Release` names how scores were published: exact probabilities (the default),
 probabilities rounded to K decimals, log-probabilities rounded, probabilities clipped to
 ``[eps, 1 - eps]``, the label only, the top-1 label with its rounded probability, bounded
-additive noise, or Gaussian / Laplace noise of known scale at a stated confidence.
+additive noise, or Gaussian / Laplace noise of known scale at a stated confidence; and the
+published defences (docs/vflattack.md, "Do the published defences protect?"): the order of
+the classes only (FH-OPE), the top-K classes with rounded probabilities, rounding then
+renormalising, S significant digits or float32, and the Gaussian mechanism by its privacy
+parameters (epsilon, delta, sensitivity).
 
 :func:`release_to_bounds` turns a release into an **outer** approximation of the preimage:
 interval rows ``L <= A x <= U`` over every pair of classes ``i < j``, with
@@ -17,7 +21,7 @@ refused, with a flag that says why.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -26,11 +30,49 @@ from ._validate import InvalidInputError, as_active
 from .model import VFLModel
 from .system import ScoreFlag
 
-__all__ = ["KINDS", "BoundedSystem", "Release", "release_to_bounds"]
+__all__ = ["KINDS", "BoundedSystem", "Release", "gaussian_sigma", "release_to_bounds"]
 
 #: the release kinds and the parameter each takes
 KINDS = {"exact": None, "round": "decimals", "loground": "decimals", "clip": "epsilon", "label": None,
-         "top1": "decimals", "noise": "delta", "gaussian": "scale", "laplace": "scale"}
+         "top1": "decimals", "noise": "delta", "gaussian": "scale", "laplace": "scale", "rank": None,
+         "topk": "decimals", "roundnorm": "decimals", "sig": "digits", "float32": None}
+#: float32's unit roundoff relative to the *rounded* value, u / (1 - u) with u = 2^-24, and
+#: half the spacing of its subnormals (what a value below the smallest one rounds within)
+_F32_REL = 2.0 ** -24 / (1.0 - 2.0 ** -24)
+_F32_ABS = 2.0 ** -150
+
+
+def gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
+    """The noise scale of the Gaussian mechanism with privacy parameters (epsilon, delta) for
+    an L2 sensitivity: ``sqrt(2 ln(1.25 / delta)) sensitivity / epsilon`` for epsilon <= 1
+    (Dwork and Roth, Theorem A.1, whose proof needs epsilon < 1), and above it the analytic
+    Gaussian mechanism (Balle and Wang, 2018): the smallest sigma with
+    ``Phi(D/(2 sigma) - epsilon sigma/D) - e^epsilon Phi(-D/(2 sigma) - epsilon sigma/D) <= delta``.
+
+    Examples
+    --------
+    >>> round(gaussian_sigma(1.0, 1e-5, 1.0), 4)     # sqrt(2 ln 125000)
+    4.8448
+    >>> gaussian_sigma(4.0, 1e-5) < gaussian_sigma(1.0, 1e-5)
+    True
+    """
+    for name, v in (("epsilon", epsilon), ("delta", delta), ("sensitivity", sensitivity)):
+        if not (isinstance(v, (int, float, np.floating, np.integer)) and np.isfinite(v) and v > 0):
+            raise InvalidInputError(f"gaussian mechanism: {name} must be a positive number; got {v!r}")
+    if not delta < 1:
+        raise InvalidInputError(f"gaussian mechanism: delta must be below 1; got {delta!r}")
+    if epsilon <= 1.0:
+        return math.sqrt(2.0 * math.log(1.25 / delta)) * sensitivity / epsilon
+    from scipy.optimize import brentq
+    from scipy.stats import norm
+
+    def excess(sigma):   # the privacy loss's delta at this sigma, minus the target (decreasing)
+        a, b = sensitivity / (2.0 * sigma), epsilon * sigma / sensitivity
+        return norm.cdf(a - b) - math.exp(epsilon) * norm.cdf(-a - b) - delta
+
+    hi = math.sqrt(2.0 * math.log(1.25 / delta)) * sensitivity   # the classical scale at epsilon 1: enough
+    lo = hi / 1e6
+    return float(brentq(excess, lo, hi, xtol=1e-12 * hi, rtol=1e-12))
 
 
 @dataclass(frozen=True)
@@ -42,12 +84,18 @@ class Release:
     kind : str
         One of :data:`KINDS`.
     value : float, optional
-        The kind's parameter: decimals for ``round``, ``loground`` and ``top1``; epsilon for
-        ``clip``; the bound delta for ``noise``; the scale (sigma, or Laplace's b) for
-        ``gaussian`` and ``laplace``.
+        The kind's parameter: decimals for ``round``, ``loground``, ``top1``, ``topk`` and
+        ``roundnorm``; epsilon for ``clip``; the bound delta for ``noise``; the scale (sigma,
+        or Laplace's b) for ``gaussian`` and ``laplace`` (derived from ``dp`` when given);
+        significant digits for ``sig``.
     confidence : float
         For ``gaussian`` and ``laplace``: the certificates hold with this probability per
         record (default 0.95).
+    top : int, optional
+        For ``topk``: how many classes are published (the others withheld).
+    dp : (float, float, float), optional
+        For ``gaussian``: the mechanism's (epsilon, delta, sensitivity); sigma is then
+        :func:`gaussian_sigma` of them.
 
     Examples
     --------
@@ -57,23 +105,47 @@ class Release:
     0.005
     >>> round(Release.parse("gaussian:0.01").half_width_for(2), 5)    # sigma Phi^-1(1 - 0.05 / 4)
     0.02241
+    >>> round(Release.parse("gaussian:eps=1,delta=1e-5,sens=0.01").value, 6)
+    0.048448
+    >>> Release.parse("topk:3:2").spec
+    'topk:3:2'
     """
 
     kind: str = "exact"
     value: float | None = None
     confidence: float = 0.95
+    top: int | None = field(default=None, repr=False)
+    dp: tuple | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise InvalidInputError(f"release kind must be one of {tuple(KINDS)}; got {self.kind!r}")
+        if self.dp is not None:
+            if self.kind != "gaussian" or self.value is not None:
+                raise InvalidInputError("dp=(epsilon, delta, sensitivity) applies to a 'gaussian' release without "
+                                        f"its sigma; got kind {self.kind!r}, value {self.value!r}")
+            if len(tuple(self.dp)) != 3:
+                raise InvalidInputError(f"dp must be (epsilon, delta, sensitivity); got {self.dp!r}")
+            dp = tuple(float(v) for v in self.dp)
+            object.__setattr__(self, "dp", dp)
+            object.__setattr__(self, "value", gaussian_sigma(*dp))
+        if (self.kind == "topk") != (self.top is not None):
+            raise InvalidInputError("a 'topk' release needs top (the number of classes published), and only it "
+                                    f"takes one; got kind {self.kind!r}, top {self.top!r}")
+        if self.top is not None:
+            if isinstance(self.top, bool) or not float(self.top) == int(self.top) or int(self.top) < 1:
+                raise InvalidInputError(f"release 'topk': top must be an integer >= 1; got {self.top!r}")
+            object.__setattr__(self, "top", int(self.top))
         need = KINDS[self.kind]
         if need is None and self.value is not None:
             raise InvalidInputError(f"release {self.kind!r} takes no parameter; got {self.value!r}")
         if need is not None:
             if self.value is None or not np.isfinite(self.value) or self.value < 0:
                 raise InvalidInputError(f"release {self.kind!r} needs {need} >= 0 (e.g. '{self.kind}:2'); got {self.value!r}")
-            if need == "decimals" and float(self.value) != int(self.value):
-                raise InvalidInputError(f"release {self.kind!r}: decimals must be an integer; got {self.value!r}")
+            if need in ("decimals", "digits") and float(self.value) != int(self.value):
+                raise InvalidInputError(f"release {self.kind!r}: {need} must be an integer; got {self.value!r}")
+            if need == "digits" and not 1 <= self.value <= 17:
+                raise InvalidInputError(f"release 'sig': digits must be between 1 and 17; got {self.value!r}")
             if self.kind == "clip" and not self.value < 0.5:
                 raise InvalidInputError(f"release 'clip': epsilon must be below 0.5; got {self.value!r}")
             object.__setattr__(self, "value", float(self.value))
@@ -84,9 +156,38 @@ class Release:
     def parse(cls, text: str) -> Release:
         """``"exact"``, ``"round:K"``, ``"loground:K"``, ``"clip:EPS"``, ``"label"``,
         ``"top1:K"``, ``"noise:DELTA"``, ``"gaussian:SIGMA[:CONFIDENCE]"``,
-        ``"laplace:B[:CONFIDENCE]"``."""
+        ``"gaussian:eps=E,delta=D,sens=S[:CONFIDENCE]"``, ``"laplace:B[:CONFIDENCE]"``,
+        ``"rank"``, ``"topk:K:D"`` (K classes, D decimals), ``"roundnorm:D"``, ``"sig:S"``,
+        ``"float32"``."""
         parts = str(text).strip().split(":")
         kind = parts[0]
+        if kind == "topk":
+            if len(parts) != 3:
+                raise InvalidInputError(f"release {text!r}: write topk:K:D (K classes published, D decimals; "
+                                        "e.g. topk:3:2)")
+            try:
+                top, decimals = float(parts[1]), float(parts[2])
+            except ValueError:
+                raise InvalidInputError(f"release {text!r}: K and D must be integers (e.g. topk:3:2)") from None
+            return cls("topk", decimals, top=top)
+        if kind == "gaussian" and len(parts) > 1 and "=" in parts[1]:
+            given = {}
+            for item in parts[1].split(","):
+                key, _, val = item.partition("=")
+                try:
+                    given[key.strip()] = float(val)
+                except ValueError:
+                    raise InvalidInputError(f"release {text!r}: {key.strip()}= needs a number") from None
+            if set(given) - {"eps", "delta", "sens"} or not {"eps", "delta"} <= set(given):
+                raise InvalidInputError(f"release {text!r}: write gaussian:eps=E,delta=D[,sens=S] (sensitivity "
+                                        "default 1)")
+            try:
+                confidence = float(parts[2]) if len(parts) > 2 else 0.95
+            except ValueError:
+                raise InvalidInputError(f"release {text!r}: the confidence must be a number") from None
+            if len(parts) > 3:
+                raise InvalidInputError(f"release {text!r} has too many fields")
+            return cls("gaussian", None, confidence, dp=(given["eps"], given["delta"], given.get("sens", 1.0)))
         try:
             value = float(parts[1]) if len(parts) > 1 else None
             confidence = float(parts[2]) if len(parts) > 2 else 0.95
@@ -115,6 +216,22 @@ class Release:
             return np.argmax(P, axis=1)
         if self.kind == "top1":
             return np.argmax(P, axis=1), np.round(P.max(axis=1), K)
+        if self.kind == "rank":   # the classes best first, one permutation per row
+            return np.argsort(-P, axis=1, kind="stable")
+        if self.kind == "topk":   # the top classes rounded, the others withheld (NaN)
+            out = np.full(P.shape, np.nan)
+            top = np.argsort(-P, axis=1, kind="stable")[:, :min(self.top, P.shape[1])]
+            np.put_along_axis(out, top, np.round(np.take_along_axis(P, top, axis=1), K), axis=1)
+            return out
+        if self.kind == "roundnorm":   # a row that rounds to all zeros cannot be renormalised: NaN
+            R = np.round(P, K)
+            total = R.sum(axis=1, keepdims=True)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return np.where(total > 0, R / total, np.nan)
+        if self.kind == "sig":
+            return _round_significant(P, K)
+        if self.kind == "float32":
+            return P.astype(np.float32)
         if self.kind == "noise":
             return P + gen.uniform(-self.value, self.value, P.shape)
         if self.kind == "gaussian":
@@ -136,6 +253,20 @@ class Release:
             return f"probabilities clipped to [{v:g}, {1 - v:g}]"
         if kind == "noise":
             return f"probabilities with bounded noise |w| <= {v:g}"
+        if kind == "rank":
+            return "the order of the classes only (FH-OPE)"
+        if kind == "topk":
+            return f"the top {self.top} classes with probabilities rounded to {int(v)} decimals, the rest withheld"
+        if kind == "roundnorm":
+            return f"probabilities rounded to {int(v)} decimals, then renormalised to sum 1"
+        if kind == "sig":
+            return f"probabilities to {int(v)} significant digits"
+        if kind == "float32":
+            return "probabilities as float32 (relative precision 2^-24, subnormals below 2^-126)"
+        if self.dp is not None:
+            e, d, sens = self.dp
+            return (f"the Gaussian mechanism at epsilon {e:g}, delta {d:g}, sensitivity {sens:g} (sigma {v:.4g}); "
+                    f"certificates hold with probability {self.confidence:g} per record")
         return (f"probabilities with {'Gaussian' if kind == 'gaussian' else 'Laplace'} noise "
                 f"({'sigma' if kind == 'gaussian' else 'b'} {v:g}); certificates hold with probability "
                 f"{self.confidence:g} per record")
@@ -156,19 +287,24 @@ class Release:
         if self.value is None:
             return self.kind
         conf = f":{self.confidence:g}" if self.kind in ("gaussian", "laplace") else ""
+        if self.kind == "topk":
+            return f"topk:{self.top}:{self.value:g}"
+        if self.dp is not None:
+            e, d, sens = self.dp
+            return f"gaussian:eps={e:g},delta={d:g},sens={sens:g}{conf}"
         return f"{self.kind}:{self.value:g}{conf}"
 
     @property
     def decimals(self) -> int | None:
         """The published precision in decimals (rounded kinds), ``None`` otherwise."""
-        return int(self.value) if self.kind in ("round", "loground", "top1") else None
+        return int(self.value) if self.kind in ("round", "loground", "top1", "topk", "roundnorm") else None
 
     def half_width_for(self, k: int) -> float:
         """The half-width t of each published probability's interval, for k classes: the
         rounding half-width 0.5 10^-K, the noise bound delta, or the two-sided quantile of
         random noise at level beta / k (beta = 1 - confidence; the union bound over the k
         classes), ``sigma Phi^{-1}(1 - beta / (2k))`` or ``b ln(k / beta)``."""
-        if self.kind in ("round", "loground", "top1"):
+        if self.kind in ("round", "loground", "top1", "topk", "roundnorm"):
             return 0.5 * 10.0 ** (-self.value)
         if self.kind == "noise":
             return self.value
@@ -180,6 +316,28 @@ class Release:
         if self.kind == "laplace":
             return self.value * math.log(1.0 / beta)
         return 0.0
+
+    def half_widths(self, S: np.ndarray) -> Any:
+        """The half-width of each published probability's interval: :meth:`half_width_for`
+        (one number) for the absolute kinds, per entry for the relative ones: ``sig:S``,
+        ``0.5 10^(1-S) |s|`` (the rounded value's leading digit is at least the true one's),
+        and ``float32``, ``|s| 2^-24 / (1 - 2^-24)`` or half a subnormal spacing, whichever is
+        larger; both widened by 4 ulps of s for the float64 arithmetic of the test itself."""
+        if self.kind == "sig":
+            # a published 0 is a float64 softmax that underflowed: below the smallest normal number
+            return np.maximum((0.5 * 10.0 ** (1.0 - self.value) + 4 * np.finfo(float).eps) * np.abs(S),
+                              np.finfo(float).tiny)
+        if self.kind == "float32":
+            return np.maximum((_F32_REL + 4 * np.finfo(float).eps) * np.abs(S), _F32_ABS)
+        return self.half_width_for(S.shape[1])
+
+
+def _round_significant(P, digits):
+    """``P`` rounded to ``digits`` significant decimal digits, entry by entry (through the
+    decimal string, as a deployment printing ``%.{digits-1}e`` does)."""
+    flat = np.asarray(P, dtype=float).ravel()
+    out = np.array([float(f"{v:.{digits - 1}e}") if np.isfinite(v) else v for v in flat])
+    return out.reshape(np.shape(P))
 
 
 @dataclass(frozen=True)
@@ -221,8 +379,103 @@ def _prob_intervals(S, release, k):
         at_low, at_high = np.isclose(S, eps, rtol=0, atol=1e-12), np.isclose(S, 1.0 - eps, rtol=0, atol=1e-12)
         lo[at_low], hi[at_high] = 0.0, 1.0
         return lo, hi
-    t = release.half_width_for(k)
+    t = release.half_widths(S)
     return S - t, S + t
+
+
+def _pair_log_bounds(ell, ups, pairs):
+    """``[ln(ell_j / ups_i), ln(ups_j / ell_i)]`` for every pair (ln 0 = -inf)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_ell, log_ups = np.log(ell), np.log(np.maximum(ups, 0.0))
+        lo = np.stack([log_ell[:, j] - log_ups[:, i] for i, j in pairs], axis=1)
+        hi = np.stack([log_ups[:, j] - log_ell[:, i] for i, j in pairs], axis=1)
+    return lo, hi
+
+
+def _order_rows(lo, hi, above, pairs):
+    """Intersect the pair bounds with the known order: ``above[n, a, b]`` True says
+    ``c_a >= c_b`` (so ``z_a - z_b >= 0``) in row n."""
+    for q, (i, j) in enumerate(pairs):
+        lo[above[:, j, i], q] = np.maximum(lo[above[:, j, i], q], 0.0)   # ln(c_j / c_i) >= 0
+        hi[above[:, i, j], q] = np.minimum(hi[above[:, i, j], q], 0.0)
+    return lo, hi
+
+
+def _rank_bounds(released, k, pairs):
+    """The rank release: an integer ranking per row (the classes best first) or pseudo-scores
+    (higher is better; tied classes are left unordered). Each class is held below the
+    classes of the next higher score level only (k - 1 one-sided rows without ties: the
+    others follow). Returns (lo, hi, flags)."""
+    R = np.asarray(released)
+    if R.ndim != 2 or R.shape[1] != k:
+        raise InvalidInputError(f"a rank release must have shape (N, {k}): a ranking or pseudo-scores per row; "
+                                f"got shape {R.shape}")
+    N = R.shape[0]
+    flags = np.zeros(N, dtype=np.int64)
+    if np.issubdtype(R.dtype, np.integer):   # R[n, r] = the class at rank r: scores k - r
+        ok = np.all(np.sort(R, axis=1) == np.arange(k), axis=1)
+        flags[~ok] |= int(ScoreFlag.IMPOSSIBLE)
+        level = np.zeros((N, k))
+        np.put_along_axis(level, np.where(ok[:, None], R, np.arange(k)), np.arange(k, 0, -1, dtype=float)[None, :]
+                          * np.ones((N, 1)), axis=1)
+    else:
+        level = R.astype(float)
+        flags[~np.all(np.isfinite(level), axis=1)] |= int(ScoreFlag.NONFINITE)
+        level = np.where(np.isfinite(level), level, 0.0)
+    # the next higher level of each class: the smallest level above its own
+    bigger = level[:, None, :] > level[:, :, None]                       # [n, b, a]: a above b
+    nxt = np.where(bigger, level[:, None, :], np.inf).min(axis=2)        # [n, b]
+    above = bigger & (level[:, None, :] == nxt[:, :, None])              # a at b's next level
+    lo, hi = np.full((N, len(pairs)), -np.inf), np.full((N, len(pairs)), np.inf)
+    lo, hi = _order_rows(lo, hi, np.transpose(above, (0, 2, 1)), pairs)
+    return lo, hi, flags
+
+
+def _topk_bounds(S, release, k, pairs):
+    """The top-K release: ``S`` (N, k) with the K published probabilities (rounded, half-width
+    t) and NaN for the withheld classes. A published class lies in [s - t, s + t]; a withheld
+    class is below every published one (so below the smallest published upper bound) and
+    below what the published ones leave, 1 - sum(s - t); then the simplex tightens all, and
+    the order (a published s_a > s_b, or a withheld b) gives one-sided rows."""
+    N = S.shape[0]
+    t = release.half_width_for(k)
+    shown = np.isfinite(S)
+    flags = np.zeros(N, dtype=np.int64)
+    flags[shown.sum(axis=1) != min(release.top, k)] |= int(ScoreFlag.IMPOSSIBLE)
+    Sf = np.where(shown, S, 0.0)
+    flags[np.any(shown & ((Sf < -t - 1e-12) | (Sf > 1 + t + 1e-12)), axis=1)] |= int(ScoreFlag.IMPOSSIBLE)
+    plo, phi = np.where(shown, Sf - t, 0.0), np.where(shown, Sf + t, 0.0)
+    cap = np.minimum(np.where(shown, np.clip(phi, 0.0, 1.0), np.inf).min(axis=1),
+                     1.0 - np.where(shown, np.clip(plo, 0.0, 1.0), 0.0).sum(axis=1))
+    phi = np.where(shown, phi, np.maximum(cap, 0.0)[:, None])
+    ell, ups, impossible = _simplex_tightened(plo, phi)
+    flags[impossible] |= int(ScoreFlag.IMPOSSIBLE)
+    lo, hi = _pair_log_bounds(ell, ups, pairs)
+    level = np.where(shown, Sf, -1.0)                        # withheld: below every published class
+    above = level[:, :, None] > level[:, None, :]            # [n, a, b]: c_a >= c_b
+    return _order_rows(lo, hi, above, pairs) + (flags,)
+
+
+def _roundnorm_bounds(S, release, k, pairs):
+    """Round then renormalise: ``s = r / sigma`` with ``r`` the rounded vector and
+    ``sigma = sum r`` in ``[1 - k t, 1 + k t]``. Per class, ``c_i`` lies in
+    ``[s_i sigma - t, s_i sigma + t]`` for some sigma in that range (the union over sigma,
+    then the simplex); and for one pair the *same* sigma serves both classes, so
+    ``c_j / c_i`` lies in ``[(s_j sigma - t) / (s_i sigma + t), (s_j sigma + t) / (s_i sigma - t)]``,
+    whose ends are monotone in sigma and both reached at the smallest sigma. The two bounds
+    are intersected."""
+    t = release.half_width_for(k)
+    s_min, s_max = max(1.0 - k * t, 0.0), 1.0 + k * t
+    ell, ups, impossible = _simplex_tightened(S * s_min - t, S * s_max + t)
+    lo, hi = _pair_log_bounds(ell, ups, pairs)
+    num_lo, num_hi = np.clip(S * s_min - t, 0.0, None), S * s_min + t
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for q, (i, j) in enumerate(pairs):
+            den_lo = S[:, i] * s_min - t
+            r_lo = np.log(num_lo[:, j]) - np.log(num_hi[:, i])
+            r_hi = np.where(den_lo > 0, np.log(num_hi[:, j]) - np.log(np.where(den_lo > 0, den_lo, 1.0)), np.inf)
+            lo[:, q], hi[:, q] = np.maximum(lo[:, q], r_lo), np.minimum(hi[:, q], r_hi)
+    return lo, hi, impossible
 
 
 def _log_ratio_bounds(release, S, k):
@@ -233,12 +486,12 @@ def _log_ratio_bounds(release, S, k):
         t = release.half_width_for(k)
         lo = np.stack([S[:, j] - S[:, i] - 2 * t for i, j in pairs], axis=1)
         return pairs, lo, lo + 4 * t, np.zeros(N, dtype=bool)
+    if release.kind == "roundnorm":
+        lo, hi, impossible = _roundnorm_bounds(S, release, k, pairs)
+        return pairs, lo, hi, impossible
     plo, phi = _prob_intervals(S, release, k)
     ell, ups, impossible = _simplex_tightened(plo, phi)
-    with np.errstate(divide="ignore", invalid="ignore"):   # ln 0 = -inf; impossible rows are flagged
-        log_ell, log_ups = np.log(ell), np.log(np.maximum(ups, 0.0))
-        lo = np.stack([log_ell[:, j] - log_ups[:, i] for i, j in pairs], axis=1)
-        hi = np.stack([log_ups[:, j] - log_ell[:, i] for i, j in pairs], axis=1)
+    lo, hi = _pair_log_bounds(ell, ups, pairs)   # ln 0 = -inf; impossible rows are flagged
     return pairs, lo, hi, impossible
 
 
@@ -256,8 +509,10 @@ def release_to_bounds(model: VFLModel, released: Any, Y: Any, release: Release) 
     """The interval rows ``L <= A x <= U`` that what was published implies (module docstring).
 
     ``released`` is what the active party saw: (N, k) probabilities (or log-probabilities
-    for ``loground``); for ``label``, the labels (N,) as class indices or one-hot (N, k)
-    rows; for ``top1``, a pair ``(labels, probabilities)``. ``Y`` is (N, d_a).
+    for ``loground``; for ``topk``, NaN where a class is withheld); for ``label``, the labels
+    (N,) as class indices or one-hot (N, k) rows; for ``top1``, a pair ``(labels,
+    probabilities)``; for ``rank``, an integer ranking per row (N, k), the classes best
+    first, or pseudo-scores (N, k) floats, higher ranked higher. ``Y`` is (N, d_a).
 
     Examples
     --------
@@ -278,6 +533,16 @@ def release_to_bounds(model: VFLModel, released: Any, Y: Any, release: Release) 
         N = labels.shape[0]
         flags = np.where((labels < 0) | (labels >= k), int(ScoreFlag.IMPOSSIBLE), 0).astype(np.int64)
         lo, hi = _label_bounds(np.where(flags == 0, labels, 0), k, pairs)
+    elif release.kind == "rank":
+        lo, hi, flags = _rank_bounds(released, k, pairs)
+        N = flags.shape[0]
+    elif release.kind == "topk":
+        S = np.asarray(released, dtype=np.float64)
+        if S.ndim != 2 or S.shape[1] != k:
+            raise InvalidInputError(f"released scores must have shape (N, {k}) (NaN where withheld); got shape {S.shape}")
+        N = S.shape[0]
+        lo, hi, flags = _topk_bounds(S, release, k, pairs)
+        flags[np.any(np.isinf(S), axis=1)] |= int(ScoreFlag.NONFINITE)
     elif release.kind == "top1":
         labels, p = (np.asarray(v) for v in released)
         labels, p = labels.astype(np.int64), p.astype(float)
@@ -305,7 +570,7 @@ def release_to_bounds(model: VFLModel, released: Any, Y: Any, release: Release) 
         flags[~finite] |= int(ScoreFlag.NONFINITE)
         Sf = np.where(finite[:, None], S, 0.5)
         if release.kind != "loground":
-            t = release.half_width_for(k)
+            t = release.half_widths(Sf)
             flags[finite & (np.any(Sf < -t - 1e-12, axis=1) | np.any(Sf > 1 + t + 1e-12, axis=1))] |= int(ScoreFlag.IMPOSSIBLE)
         pairs, lo, hi, impossible = _log_ratio_bounds(release, Sf, k)
         flags[finite & impossible] |= int(ScoreFlag.IMPOSSIBLE)

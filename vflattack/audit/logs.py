@@ -12,7 +12,9 @@ A log of a deployment that publishes its scores some other way is audited with i
 ``release`` (:class:`vflattack.Release`), on the sets the release implies: rounded, clipped
 or noisy probabilities in ``p0 ..``, rounded log-probabilities in ``logp0 ..``, the label
 only in ``label`` (class index; or one-hot ``p0 ..``), the top-1 label with its rounded
-probability in ``label`` and ``p_top``. Without a release the scores are taken as exact; a
+probability in ``label`` and ``p_top``; the top-K classes (``topk``) in ``p0 ..`` with empty
+cells where a class is withheld; the order of the classes (``rank``) in ``rank0 ..`` (the
+class at each rank, best first) or as pseudo-scores in ``p0 ..``. Without a release the scores are taken as exact; a
 log whose scores look rounded (every value a multiple of 10^-K, K <= 6) is then flagged in
 the report, with the ``--release`` to use.
 
@@ -85,8 +87,10 @@ def _published_columns(published, release: Release) -> dict:
         return {"label": np.asarray(published, dtype=np.int64)}
     if release.kind == "top1":
         return {"label": np.asarray(published[0], dtype=np.int64), "p_top": np.asarray(published[1], dtype=float)}
+    if release.kind == "rank":
+        return {f"rank{r}": np.asarray(published[:, r], dtype=np.int64) for r in range(published.shape[1])}
     pre = "logp" if release.kind == "loground" else "p"
-    return {f"{pre}{i}": published[:, i] for i in range(published.shape[1])}
+    return {f"{pre}{i}": np.asarray(published[:, i], dtype=float) for i in range(published.shape[1])}
 
 
 def _score_columns(k: int, release: Release | None, columns) -> list[str]:
@@ -99,6 +103,9 @@ def _score_columns(k: int, release: Release | None, columns) -> list[str]:
         return ["label"] if "label" in columns else probs
     if release.kind == "top1":
         return ["label", "p_top"]
+    if release.kind == "rank":
+        ranks = [f"rank{r}" for r in range(k)]
+        return ranks if all(c in columns for c in ranks) else probs
     return [f"logp{i}" for i in range(k)] if release.kind == "loground" else probs
 
 
@@ -113,6 +120,9 @@ def _published(df, k: int, release: Release | None):
     if release.kind == "top1":
         lab = df["label"].to_numpy(float)
         return (np.where(np.isfinite(lab), lab, -1).astype(np.int64), df["p_top"].to_numpy(float)), False
+    if release.kind == "rank" and cols[0].startswith("rank"):   # a missing cell: not a permutation, refused
+        R = df[cols].to_numpy(float)
+        return np.where(np.isfinite(R), R, -1).astype(np.int64), False
     return df[cols].to_numpy(float), release.kind == "loground"
 
 

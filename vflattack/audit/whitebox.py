@@ -184,7 +184,7 @@ def _naive_mse(model, release, published, Y, X):
     """MSE of least squares on the published value taken as exact (rows it cannot use, such
     as saturated, not normalised or label-only ones and slices that miss the box, are left
     out; NaN when it can use none), and the number of rows it used."""
-    if release.kind in ("label", "top1"):
+    if release.kind in ("label", "top1", "rank", "topk"):   # no full score vector to take as exact
         return float("nan"), 0
     log = release.kind == "loground"
     res = whitebox_attack(model, published, Y, ("ls",), log_scores=log, rng=0)
