@@ -30,12 +30,14 @@ from ._validate import InvalidInputError, as_active
 from .model import VFLModel
 from .system import ScoreFlag
 
-__all__ = ["KINDS", "BoundedSystem", "Release", "gaussian_sigma", "release_to_bounds"]
+__all__ = ["KINDS", "BoundedSystem", "Release", "gaussian_sigma", "privee_publish", "recover_privee",
+           "release_to_bounds"]
 
 #: the release kinds and the parameter each takes
 KINDS = {"exact": None, "round": "decimals", "loground": "decimals", "clip": "epsilon", "label": None,
          "top1": "decimals", "noise": "delta", "gaussian": "scale", "laplace": "scale", "rank": None,
-         "topk": "decimals", "roundnorm": "decimals", "sig": "digits", "float32": None}
+         "topk": "decimals", "roundnorm": "decimals", "sig": "digits", "float32": None, "privee": "rho",
+         "priveeplus": None}
 #: float32's unit roundoff relative to the *rounded* value, u / (1 - u) with u = 2^-24, and
 #: half the spacing of its subnormals (what a value below the smallest one rounds within)
 _F32_REL = 2.0 ** -24 / (1.0 - 2.0 ** -24)
@@ -85,7 +87,7 @@ class Release:
         One of :data:`KINDS`.
     value : float, optional
         The kind's parameter: decimals for ``round``, ``loground``, ``top1``, ``topk`` and
-        ``roundnorm``; epsilon for ``clip``; the bound delta for ``noise``; the scale (sigma,
+        ``roundnorm``; epsilon for ``clip``; rho for ``privee``; the bound delta for ``noise``; the scale (sigma,
         or Laplace's b) for ``gaussian`` and ``laplace`` (derived from ``dp`` when given);
         significant digits for ``sig``.
     confidence : float
@@ -158,7 +160,7 @@ class Release:
         ``"top1:K"``, ``"noise:DELTA"``, ``"gaussian:SIGMA[:CONFIDENCE]"``,
         ``"gaussian:eps=E,delta=D,sens=S[:CONFIDENCE]"``, ``"laplace:B[:CONFIDENCE]"``,
         ``"rank"``, ``"topk:K:D"`` (K classes, D decimals), ``"roundnorm:D"``, ``"sig:S"``,
-        ``"float32"``."""
+        ``"float32"``, ``"privee:RHO"``, ``"priveeplus"``."""
         parts = str(text).strip().split(":")
         kind = parts[0]
         if kind == "topk":
@@ -232,6 +234,8 @@ class Release:
             return _round_significant(P, K)
         if self.kind == "float32":
             return P.astype(np.float32)
+        if self.kind in ("privee", "priveeplus"):
+            return privee_publish(P, None if self.kind == "priveeplus" else self.value, gen)
         if self.kind == "noise":
             return P + gen.uniform(-self.value, self.value, P.shape)
         if self.kind == "gaussian":
@@ -261,6 +265,10 @@ class Release:
             return f"probabilities rounded to {int(v)} decimals, then renormalised to sum 1"
         if kind == "sig":
             return f"probabilities to {int(v)} significant digits"
+        if kind == "privee":
+            return f"PRIVEE at rho {v:g} (sorted scores through A + diag(n), one draw of n per batch, float32)"
+        if kind == "priveeplus":
+            return "PRIVEE++ (sorted scores through A + diag(n), per-class scales, one draw per batch, float32)"
         if kind == "float32":
             return "probabilities as float32 (relative precision 2^-24, subnormals below 2^-126)"
         if self.dp is not None:
@@ -332,12 +340,196 @@ class Release:
         return self.half_width_for(S.shape[1])
 
 
+def _privee_noise(k, rho, gen):
+    """PRIVEE's diagonal: n_i uniform in the i-th of k equal cells of [0, 3] times 0.48448 / rho;
+    PRIVEE++'s (``rho`` None): cells of [0, 1], class i scaled by 0.48448 / rho_i with rho_i
+    the i-th of k equal steps from 0.05 to 0.1."""
+    if rho is None:
+        edges, scale = np.linspace(0.0, 1.0, k + 1), 0.48448 / np.linspace(0.05, 0.1, k + 1)[1:]
+    else:
+        edges, scale = np.linspace(0.0, 3.0, k + 1), np.full(k, 0.48448 / rho)
+    return gen.uniform(edges[:-1], edges[1:]) * scale
+
+
+def privee_publish(P, rho, rng=0, dtype=np.float32):
+    """The PRIVEE (``rho`` a number) or PRIVEE++ (``rho`` None) defence applied to one batch of
+    scores ``P`` (N, k): one draw of the diagonal n for the batch, ``M = I - (2/k) 1 1^T +
+    diag(n)``, each row sorted ascending, multiplied by M and put back in its classes'
+    places; published as ``dtype`` (float32 by default, as the defence's reference code does)."""
+    P = np.asarray(P, dtype=float)
+    N, k = P.shape
+    gen = np.random.default_rng(rng)
+    M = np.eye(k) - (2.0 / k) + np.diag(_privee_noise(k, rho, gen))
+    order = np.argsort(P, axis=1, kind="stable")
+    out = np.empty_like(P)
+    np.put_along_axis(out, order, np.take_along_axis(P, order, axis=1) @ M.T, axis=1)
+    return out.astype(dtype)
+
+
+def recover_privee(U) -> tuple:
+    """Invert a PRIVEE or PRIVEE++ release of one batch (docs/vflattack.md, "PRIVEE").
+
+    The map keeps each row's order (``(M s)_i = (1 + n_i) s_i - 2/k`` grows with i when s is
+    sorted ascending and n is), so sorting each published row gives ``U_sorted = S_sorted
+    M^T``. Every row of S sums to 1, so ``U_sorted w = 1`` for ``w = M^-T 1``: one least
+    squares problem over the batch, k unknowns, full rank for N >= k generic rows. Then
+    ``M^T w = 1`` with ``M = I - (2/k) 1 1^T + diag(n)`` gives ``n_i = (1 - (w_i - (2/k) sum
+    w)) / w_i``, and each row is ``M^-1 u_sorted``, put back in its classes' places.
+
+    Returns ``(S, half, n)``: the recovered scores (N, k), each one's half-width (N, k),
+    and the recovered diagonal. PRIVEE++'s diagonal need not grow with i (its scales
+    shrink as its cells rise), so the map may swap two close scores; a swap that leaves
+    ``u . w`` within the rounding of 1 cannot be told from none, and such a score's
+    interval spans both assignments. Beyond that, the half-width is 10 times the error measured by
+    refitting: the published values are exact up to eta of their magnitude (float32:
+    2^-24), so the map is fitted again on 8 copies whose values are moved at random by that
+    much, and the largest change of a recovered score, plus the rounding of u itself through
+    ``|M^-1|``, is the error, ``delta``. On saturated batches (many classes near 0 in most rows)
+    U_sorted is ill-conditioned, the refits disagree and delta grows: the audit then says
+    less, rather than something false. It is a measured estimate, not a proof (a worst-case
+    bound through sigma_min(U_sorted) was 10^3 to 10^6 times the real error on float32
+    releases); the tests hold every record inside it with room, on float32 and float64
+    releases, k = 2 to 10, saturated or not.
+
+    Raises
+    ------
+    InvalidInputError
+        If the batch has fewer than k rows (the system for w has k unknowns), or its rows
+        do not determine w (rank-deficient: e.g. repeated rows).
+    """
+    U = np.asarray(U, dtype=float)
+    if U.ndim != 2:
+        raise InvalidInputError(f"a PRIVEE release must be a 2-D batch (N, k); got shape {U.shape}")
+    N, k = U.shape
+    finite = np.all(np.isfinite(U), axis=1)
+    if finite.sum() < k:
+        raise InvalidInputError(f"PRIVEE's map is recovered from the batch: it needs at least k = {k} rows with "
+                                f"finite scores (one draw per batch, k unknowns); got {int(finite.sum())}")
+    order = np.argsort(np.where(finite[:, None], U, 0.0), axis=1, kind="stable")
+    Us = np.take_along_axis(U, order, axis=1)
+    Uf = Us[finite]
+    w, _, rank, _ = np.linalg.lstsq(Uf, np.ones(Uf.shape[0]), rcond=None)
+    if rank < k or np.any(w == 0):
+        raise InvalidInputError(f"the PRIVEE batch does not determine its map: its sorted rows have rank {rank} < "
+                                f"k = {k} (repeated or too few distinct rows)")
+    eta = 2.0 ** -24 if _is_float32(U[finite]) else 8 * np.finfo(float).eps
+    # PRIVEE++'s diagonal need not grow with i (its scales shrink as its cells rise), so the
+    # map may swap close scores: such a row, sorted, is not M s_sorted and misses u . w = 1.
+    # The map is fitted again without the rows that miss it by more than ten times the
+    # median row (or the rounding, if larger), until those rows stop changing.
+    tol = 1e3 * eta * float(np.abs(w).sum() * np.abs(Uf).max())
+    good = np.ones(Uf.shape[0], dtype=bool)
+    for _ in range(20):
+        miss = np.abs(Uf @ w - 1.0)
+        now = miss <= max(tol, 10.0 * float(np.median(miss)))
+        if now.sum() < k or np.array_equal(now, good):
+            break
+        good = now
+        w = np.linalg.lstsq(Uf[good], np.ones(int(good.sum())), rcond=None)[0]
+    # Then, three times: each row's consistent assignments of ranks (_privee_candidates)
+    # under the fitted map; the map is fitted again on the rows with exactly one, each in it.
+    fitted = Uf[good]
+    for _ in range(3):
+        n = (1.0 - (w - (2.0 / k) * w.sum())) / w
+        delta = _privee_delta(fitted, w, n, eta, k)
+        cands = _privee_candidates(Uf, n, delta, k)
+        count = sum(ok.astype(int) for _, ok, _ in cands)
+        ranked = Uf.copy()
+        for swap, ok, _ in cands[1:]:
+            one = ok & (count == 1)
+            ranked[np.ix_(one, [swap[0], swap[1]])] = Uf[np.ix_(one, [swap[1], swap[0]])]
+        good = count == 1
+        if good.sum() < k:
+            break
+        fitted = ranked[good]
+        w = np.linalg.lstsq(fitted, np.ones(fitted.shape[0]), rcond=None)[0]
+    n = (1.0 - (w - (2.0 / k) * w.sum())) / w
+    delta = _privee_delta(fitted, w, n, eta, k)
+    # each class's interval spans every consistent assignment; a row with none is dropped
+    lo_s, hi_s = np.full(Uf.shape, np.inf), np.full(Uf.shape, -np.inf)
+    for _, ok, Sa in _privee_candidates(Uf, n, delta, k):
+        lo_s[ok], hi_s[ok] = np.minimum(lo_s[ok], Sa[ok] - delta), np.maximum(hi_s[ok], Sa[ok] + delta)
+    found = np.isfinite(lo_s).all(axis=1)
+    S, half = np.full(U.shape, np.nan), np.full(U.shape, np.nan)
+    S_sorted, half_sorted = np.full(U.shape, np.nan), np.full(U.shape, np.nan)
+    fin = np.flatnonzero(finite)
+    S_sorted[fin[found]] = 0.5 * (lo_s[found] + hi_s[found])
+    half_sorted[fin[found]] = 0.5 * (hi_s[found] - lo_s[found])
+    np.put_along_axis(S, order, S_sorted, axis=1)
+    np.put_along_axis(half, order, half_sorted, axis=1)
+    return S, half, n
+
+
+def _privee_delta(Ur, w, n, eta, k):
+    """The recovered scores' error: the published values are exact up to eta of their
+    magnitude (float32: 2^-24; float64: a few ulps of the defence's arithmetic), so the map
+    is fitted again on copies of the rows ``Ur`` (in rank order) moved at random by that
+    much; 10 times the largest change of a score, plus the rounding of u through |M^-1|."""
+    gen = np.random.default_rng(0)
+    base = _privee_solve(Ur, n, k)
+    spread = 0.0
+    for _ in range(_PRIVEE_REFITS):
+        Up = Ur * (1.0 + eta * gen.uniform(-1.0, 1.0, Ur.shape))
+        wp = np.linalg.lstsq(Up, np.ones(Up.shape[0]), rcond=None)[0]
+        spread = max(spread, float(np.abs(_privee_solve(Ur, (1.0 - (wp - (2.0 / k) * wp.sum())) / wp, k) - base).max()))
+    M = np.eye(k) - (2.0 / k) + np.diag(n)
+    rounding = float(np.abs(np.linalg.inv(M)).sum(axis=1).max()) * eta * float(np.abs(Ur).max())
+    return 10.0 * (spread + rounding)
+
+
+def _privee_candidates(Us, n, delta, k):
+    """Which classes took which rank, row by row: the sorted order, or that order with two
+    ranks i < j exchanged where n_i > n_j (only there can the map reverse two scores). An
+    assignment is consistent when its scores sum to 1 and rise with the rank, up to delta.
+    Returns ``[(swap, consistent rows, scores by sorted place)]``, the sorted order first."""
+    out = []
+    for swap in [None] + [(i, j) for i in range(k) for j in range(i + 1, k) if n[i] > n[j]]:
+        ranks = np.arange(k)
+        if swap is not None:
+            ranks[[swap[0], swap[1]]] = swap[1], swap[0]
+        Sa = (Us + 2.0 / k) / (1.0 + n[ranks])                  # the class at sorted place p has rank ranks[p]
+        by_rank = np.empty_like(Sa)
+        by_rank[:, ranks] = Sa
+        ok = (np.abs(Sa.sum(axis=1) - 1.0) <= k * delta) & np.all(np.diff(by_rank, axis=1) >= -2 * delta, axis=1)
+        if swap is not None:
+            ok &= Us[:, swap[0]] != Us[:, swap[1]]
+        out.append((swap, ok, Sa))
+    return out
+
+
+#: refits on perturbed copies that measure how far the rounding of the release moves the
+#: recovered scores (recover_privee)
+_PRIVEE_REFITS = 8
+
+
+def _privee_solve(Us, n, k):
+    """The sorted scores of each sorted row for the diagonal ``n``: ``M s = u`` with
+    ``1^T s = 1`` gives ``s_i = (u_i + 2/k) / (1 + n_i)``."""
+    return (Us + 2.0 / k) / (1.0 + n)
+
+
+def _is_float32(values) -> bool:
+    """Whether every value is a float32 number (a float32 release, or one handed over as float64)."""
+    return bool(np.all(values.astype(np.float32).astype(float) == values))
+
+
 def _round_significant(P, digits):
     """``P`` rounded to ``digits`` significant decimal digits, entry by entry (through the
     decimal string, as a deployment printing ``%.{digits-1}e`` does)."""
     flat = np.asarray(P, dtype=float).ravel()
     out = np.array([float(f"{v:.{digits - 1}e}") if np.isfinite(v) else v for v in flat])
     return out.reshape(np.shape(P))
+
+
+@dataclass(frozen=True)
+class _Recovered(Release):
+    """Scores recovered from a defence (PRIVEE), each with its own half-width: audited as
+    bounded noise of those widths."""
+
+    half: Any = field(default=None, repr=False, compare=False)
+
+    def half_widths(self, S: np.ndarray) -> Any:
+        return np.where(np.isfinite(self.half), self.half, 0.0)
 
 
 @dataclass(frozen=True)
@@ -564,6 +756,9 @@ def release_to_bounds(model: VFLModel, released: Any, Y: Any, release: Release) 
         S = np.asarray(released, dtype=np.float64)
         if S.ndim != 2 or S.shape[1] != k:
             raise InvalidInputError(f"released scores must have shape (N, {k}); got shape {S.shape}")
+        if release.kind in ("privee", "priveeplus"):   # recover the scores, audit them as bounded noise
+            S, half, _ = recover_privee(S)
+            release = _Recovered("noise", 0.0, half=half)
         N = S.shape[0]
         flags = np.zeros(N, dtype=np.int64)
         finite = np.all(np.isfinite(S), axis=1)
