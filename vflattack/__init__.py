@@ -14,7 +14,7 @@ from __future__ import annotations
 import chebcenter as _chebcenter
 
 from . import attacks, audit, datasets, report
-from ._errors import DatasetError, InvalidInputError, VflattackError
+from ._errors import DatasetError, InvalidInputError, UnreadableReleaseWarning, VflattackError
 from .attacks import (
     BASELINES,
     DEFAULT_METHODS,
@@ -55,6 +55,7 @@ __all__ = [
     "Release",
     "Result",
     "ScoreFlag",
+    "UnreadableReleaseWarning",
     "VFLModel",
     "VflattackError",
     "adversary_mse",

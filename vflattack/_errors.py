@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import chebcenter
 
-__all__ = ["DatasetError", "InvalidInputError", "VflattackError"]
+__all__ = ["DatasetError", "InvalidInputError", "UnreadableReleaseWarning", "VflattackError"]
 
 
 class VflattackError(Exception):
@@ -26,3 +26,8 @@ class InvalidInputError(VflattackError, chebcenter.InvalidInputError):
 
 class DatasetError(VflattackError, ValueError, OSError):
     """A dataset file is missing, cannot be downloaded, or fails its checksum."""
+
+
+class UnreadableReleaseWarning(UserWarning):
+    """Most rows of a batch are not valid under the release named for it: the audit cannot
+    model what was published (the message says which release kinds fit the data instead)."""

@@ -297,6 +297,9 @@ def _audit_log(args, progress) -> int:
             cluster.close()
     print(report.table())
     print(f"wrote {args.out} (report.json, mse.csv, reconstructions/, manifest.json)")
+    if report.config.get("verdict"):   # the audit could not model the release: not a result to act on
+        print(f"vflattack: {report.config['verdict']}", file=sys.stderr)
+        return 3
     return 0
 
 

@@ -30,8 +30,8 @@ from ._validate import InvalidInputError, as_active
 from .model import VFLModel
 from .system import ScoreFlag
 
-__all__ = ["KINDS", "BoundedSystem", "Release", "gaussian_sigma", "privee_publish", "recover_privee",
-           "release_to_bounds"]
+__all__ = ["KINDS", "BoundedSystem", "Release", "fitting_kinds", "gaussian_sigma", "privee_publish",
+           "recover_privee", "release_to_bounds", "verdict", "verdict_line"]
 
 #: the release kinds and the parameter each takes
 KINDS = {"exact": None, "round": "decimals", "loground": "decimals", "clip": "epsilon", "label": None,
@@ -787,3 +787,140 @@ def release_to_bounds(model: VFLModel, released: Any, Y: Any, release: Release) 
         L, U = L - slack, U + slack
     L[flags != 0], U[flags != 0] = np.nan, np.nan
     return BoundedSystem(A, L, U, tuple(pairs), flags)
+
+
+def _decimals_of(V, most: int = 8) -> int | None:
+    """The fewest decimals D <= ``most`` with every value a multiple of 10^-D (to a few ulps)."""
+    V = np.asarray(V, dtype=float)
+    for D in range(most + 1):
+        Z = V * 10.0 ** D
+        if np.all(np.abs(Z - np.round(Z)) <= 1e-9 + 8.0 * np.finfo(float).eps * np.abs(Z)):
+            return D
+    return None
+
+
+def _digits_of(V, most: int = 8) -> int | None:
+    """The fewest significant digits S <= ``most`` that write every value exactly."""
+    V = np.asarray(V, dtype=float).ravel()
+    for S in range(1, most + 1):
+        if np.array_equal(_round_significant(V, S), V):
+            return S
+    return None
+
+
+def fitting_kinds(published: Any, k: int, limit: int = 500) -> list[str]:
+    """The release spellings that explain ``published`` data, judged on its first ``limit``
+    rows: what :func:`verdict` suggests when the named release does not fit.
+
+    * integers per row (N,), in [0, k): ``label``; a permutation of the classes per row
+      (N, k): ``rank``;
+    * (N, k) with the same number K < k of finite entries per row: ``topk:K:D``;
+    * rows that sum to 1 up to their rounding: ``round:D`` (every value a multiple of
+      10^-D), ``sig:S`` (S significant digits), ``float32``, ``roundnorm:D`` (a common
+      factor puts the row on the 10^-D grid), or ``exact``;
+    * log-probabilities (rows whose exp sums to 1): ``loground:D`` or ``exact`` with log scores;
+    * rows that do not sum to 1, at least 2k of them, that a PRIVEE map recovers on at least
+      99 % of the rows: ``priveeplus`` / ``privee:RHO`` (the audit does not depend on RHO);
+    * otherwise rows within a band of the simplex: ``noise:DELTA`` with the band's width.
+
+    Examples
+    --------
+    >>> fitting_kinds(np.array([[0.25, 0.75], [0.5, 0.5]]), 2)
+    ['round:2']
+    >>> fitting_kinds(np.array([[0, 1], [1, 0]]), 2)
+    ['rank']
+    """
+    if isinstance(published, tuple) and len(published) == 2:
+        lab, p = (np.asarray(v)[:limit] for v in published)
+        D = _decimals_of(p[np.isfinite(p)])
+        return [f"top1:{D}"] if D is not None and np.all((lab >= 0) & (lab < k)) else []
+    V = np.asarray(published)[:limit]
+    if V.ndim == 1:
+        ok = np.issubdtype(V.dtype, np.integer) or (np.all(np.isfinite(V)) and np.all(V == np.round(V)))
+        return ["label"] if ok and np.all((V >= 0) & (V < k)) else []
+    if V.ndim != 2 or V.shape[1] != k or V.shape[0] == 0:
+        return []
+    if np.issubdtype(V.dtype, np.integer):
+        return ["rank"] if np.all(np.sort(V, axis=1) == np.arange(k)) else []
+    V = V.astype(float)
+    shown = np.isfinite(V)
+    counts = shown.sum(axis=1)
+    if np.any(np.isnan(V)):
+        K = int(counts[0])
+        D = _decimals_of(V[shown])
+        return [f"topk:{K}:{D}"] if 0 < K < k and np.all(counts == K) and D is not None else []
+    if np.any(~shown):
+        return []
+    out = []
+    sums = V.sum(axis=1)
+    if np.all(V <= 1e-12):   # log-probabilities
+        lse = np.log(np.exp(V).sum(axis=1))
+        D = _decimals_of(V, 6)
+        if D is not None and np.all(np.abs(lse) <= 2 * k * 0.5 * 10.0 ** -D + 1e-9):
+            out.append(f"loground:{D}")
+        elif np.all(np.abs(lse) <= 1e-9):
+            out.append("exact (log-probabilities)")
+        return out
+    in_unit = np.all((V >= -1e-12) & (V <= 1 + 1e-12))
+    D = _decimals_of(V, 8)
+    if in_unit and D is not None and D < 8 and np.all(np.abs(sums - 1.0) <= k * 0.5 * 10.0 ** -D + 1e-9):
+        out.append(f"round:{D}")
+    S = _digits_of(V, 8)
+    if in_unit and S is not None and S < 8 and (D is None or S < D) and np.all(
+            np.abs(sums - 1.0) <= k * 0.5 * 10.0 ** (1 - S) + 1e-9):
+        out.append(f"sig:{S}")
+    if in_unit and np.all(np.abs(sums - 1.0) <= 1e-9) and D is None:
+        for Dn in range(1, 7):   # roundnorm: some sigma = sum(r) on the 10^-Dn grid puts the row on it
+            # sigma = sum(r) lies within k half-steps of 1 and is itself on the grid
+            steps = np.arange(-(k // 2) - 1, k // 2 + 2)
+            sig = np.round((1.0 + steps * 10.0 ** -Dn) * 10.0 ** Dn) / 10.0 ** Dn
+            sig = sig[sig > 0]
+            Z = V[:, :, None] * sig[None, None, :] * 10.0 ** Dn
+            if np.all(np.any(np.all(np.abs(Z - np.round(Z)) <= 1e-7, axis=1), axis=1)):
+                out.append(f"roundnorm:{Dn}")
+                break
+    if in_unit and np.all(V.astype(np.float32).astype(float) == V) and np.all(np.abs(sums - 1.0) <= 1e-5) \
+            and D is None:
+        out.append("float32")
+    if in_unit and np.all(np.abs(sums - 1.0) <= 1e-9) and D is None and not out:
+        out.append("exact")
+    if not np.all(np.abs(sums - 1.0) <= 1e-5) and V.shape[0] >= 2 * k:   # k rows always fit a map: ask for 2k
+        try:
+            Sr, half, _ = recover_privee(V)
+            found = np.all(np.isfinite(Sr), axis=1)
+            if found.mean() >= 0.99 and np.nanmedian(half) < 1e-3 and np.all(
+                    (Sr[found] >= -1e-3) & (Sr[found] <= 1 + 1e-3)):
+                out.append("priveeplus (or privee:RHO)")
+        except InvalidInputError:
+            pass
+    if not out and np.all(np.abs(sums - 1.0) <= 0.5):
+        band = float(np.abs(sums - 1.0).max()) / k
+        out.append(f"noise:{max(band, 1e-12):.2g} (at least: the rows sum to 1 within {k * band:.2g})")
+    return out
+
+
+def verdict(release: Release | None, valid: np.ndarray, published: Any, k: int) -> str | None:
+    """The first line of an audit whose rows are mostly not valid under ``release`` (None:
+    exact scores): says the audit could not model the release, the share of rows refused,
+    and the kinds that fit the data (:func:`fitting_kinds`). None when most rows are valid.
+
+    Examples
+    --------
+    >>> line = verdict(None, np.array([False, False]), np.array([[0.25, 0.74], [0.5, 0.5]]), 2)
+    >>> print(line.replace("; ", ";\n"))
+    the audit could not model this release: 2 of 2 rows (100%) are not valid under 'exact';
+    the data fit: round:2 (audit with --release round:2)
+    """
+    valid = np.asarray(valid, dtype=bool)
+    if valid.size == 0 or valid.mean() >= 0.5:
+        return None
+    return verdict_line(release, int((~valid).sum()), valid.size, fitting_kinds(published, k))
+
+
+def verdict_line(release: Release | None, refused: int, rows: int, fits: list) -> str:
+    """:func:`verdict`'s sentence from its counts (a log audit sums them over partitions)."""
+    head = (f"the audit could not model this release: {refused} of {rows} rows ({refused / rows:.0%}) are not "
+            f"valid under {(release or Release()).spec!r}")
+    if not fits:
+        return head + "; no known release kind fits the data (vflattack.release.KINDS)"
+    return head + f"; the data fit: {', '.join(fits)} (audit with --release {fits[0].split(' ')[0]})"

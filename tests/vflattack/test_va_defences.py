@@ -287,8 +287,42 @@ def test_privee_audited_as_exact_scores_is_all_invalid_and_as_privee_leaks_like_
     Y, X = rng.random((120, 2)), rng.random((120, 4))
     rel = Release.parse("privee:1")
     U = rel.publish(m, Y, X)
-    as_scores = va.whitebox_attack(m, U.astype(float), Y, ("half_star",))
+    with pytest.warns(va.UnreadableReleaseWarning, match=r"120 of 120 rows \(100%\) are not valid under 'exact'; "
+                      r"the data fit: priveeplus \(or privee:RHO\)"):
+        as_scores = va.whitebox_attack(m, U.astype(float), Y, ("half_star",))
     assert not np.any(as_scores.system.valid)
+    assert "could not model this release" in as_scores.extras["verdict"]
     exact = va.whitebox_attack(m, m.predict_proba(Y, X), Y, ("half_star",))
     read = va.whitebox_attack(m, U, Y, ("half_star",), release=rel)
     assert read.mse(X)["half_star"] == pytest.approx(exact.mse(X)["half_star"], rel=0.05)
+
+
+def test_a_privee_release_audited_as_rounded_scores_gets_the_verdict():
+    m, rng = _model(3, d=4, scale=4.0, seed=11)
+    Y, X = rng.random((120, 2)), rng.random((120, 4))
+    U = Release.parse("privee:1").publish(m, Y, X)
+    with pytest.warns(va.UnreadableReleaseWarning, match=r"not valid under 'round:4'; the data fit: priveeplus"):
+        res = va.whitebox_attack(m, U, Y, ("half_star",), release=Release.parse("round:4"))
+    assert res.extras["verdict"].startswith("the audit could not model this release")
+
+
+@pytest.mark.parametrize("spec", ["round:2", "round:5", "sig:3", "float32", "roundnorm:2", "topk:2:3", "rank",
+                                  "label", "top1:2", "loground:3", "priveeplus", "exact"])
+def test_the_kinds_that_fit_name_the_release_that_made_the_data(spec):
+    """Each release's output, on k = 3 (and 5), is explained by its own kind first."""
+    from vflattack.release import fitting_kinds
+
+    for k in (3, 5):
+        m, rng = _model(k, scale=2.0, seed=k)
+        Y, X = rng.random((300, 2)), rng.random((300, 4))
+        fits = fitting_kinds(Release.parse(spec).publish(m, Y, X), k)
+        assert fits and fits[0].split(" ")[0] == spec, (k, fits)
+
+
+def test_no_verdict_when_most_rows_are_valid():
+    from vflattack.release import verdict
+
+    assert verdict(None, np.array([True, True, False]), np.zeros((3, 2)), 2) is None
+    line = verdict(Release.parse("label"), np.array([False, False, True]), np.array([[7.0, 1.0]] * 3), 2)
+    assert line.startswith("the audit could not model this release: 2 of 3 rows (67%) are not valid under 'label'")
+    assert "no known release kind fits" in line

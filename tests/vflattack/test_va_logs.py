@@ -117,7 +117,8 @@ def test_cli_log_audit_attaches_to_a_scheduler(client, tmp_path, capsys):
     assert "lacks columns" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("spec", ["round:2", "loground:1", "label", "top1:2", "clip:0.01", "noise:0.01"])
+@pytest.mark.parametrize("spec", ["round:2", "loground:1", "label", "top1:2", "clip:0.01", "noise:0.01", "rank",
+                                  "topk:2:2", "roundnorm:2", "sig:3", "float32"])
 def test_a_released_log_is_audited_not_refused_and_equals_the_in_memory_attack(client, tmp_path, spec):
     """A log written as the release publishes it (rounded p0.., rounded logp0.., label, label and
     p_top, ...) is audited on the release's sets: no row refused, every row reconstructed by every
@@ -156,6 +157,27 @@ def test_a_rounded_log_audited_as_exact_says_which_release_to_use(client, tmp_pa
                     "round:2", "--out", str(tmp_path / "r4"), "--scheduler", client.scheduler.address,
                     "--no-progress"]) == 2
     assert "one value with --log" in capsys.readouterr().err
+
+
+def test_a_log_the_named_release_cannot_read_gets_the_verdict_first_and_a_nonzero_exit(client, tmp_path, capsys):
+    """A PRIVEE log audited as exact scores: every row is refused. The report's first line
+    says the audit could not model the release and names the kind that fits; the CLI exits 3.
+    Audited as PRIVEE, the same log is read (one map per partition of 40 rows)."""
+    model, Y, X = _model_and_data(seed=8, N=120, d=4, k=3)
+    rel = va.Release.parse("privee:1")
+    paths = write_log(model, Y, X, tmp_path / "logs", partitions=3, release=rel)
+    rep = audit_log(model, paths[0], tmp_path / "out", methods=("half_star",), client=client)
+    first = rep.table().splitlines()[0]
+    assert first.startswith("the audit could not model this release: 120 of 120 rows (100%) are not valid "
+                            "under 'exact'; the data fit: priveeplus (or privee:RHO)"), first
+    model.save(tmp_path / "m.json")
+    argv = ["audit", "--model", str(tmp_path / "m.json"), "--log", str(paths[0]), "--methods", "half_star",
+            "--scheduler", client.scheduler.address, "--no-progress"]
+    assert va_main(argv + ["--out", str(tmp_path / "r1")]) == 3
+    assert "could not model this release" in capsys.readouterr().err
+    assert va_main(argv + ["--out", str(tmp_path / "r2"), "--release", "privee:1"]) == 0
+    rep = json.loads((tmp_path / "r2" / "report.json").read_text())
+    assert "INVALID_SCORES" not in rep["records"][0]["status"] and "verdict" not in rep["config"]
 
 
 def test_one_parquet_file_is_audited_row_group_by_row_group(client, tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -11,9 +12,10 @@ import numpy as np
 
 import chebcenter as cc
 
+from .._errors import UnreadableReleaseWarning
 from .._validate import InvalidInputError
 from ..model import VFLModel
-from ..release import BoundedSystem, Release, release_to_bounds
+from ..release import BoundedSystem, Release, release_to_bounds, verdict
 from ..system import LinearSystem, scores_to_system
 from .prior import PRIOR_METHODS, Prior
 
@@ -207,6 +209,11 @@ def whitebox_attack(model: VFLModel, scores: Any, Y: Any,
                     progress: Any = None, release: Release | None = None) -> AttackResult:
     """Reconstruct the passive features from scores, knowing ``W_act, W_pas, b``.
 
+    If most rows are not valid under ``release`` (e.g. a defence's output taken as
+    scores), an :class:`vflattack.UnreadableReleaseWarning` says so and names the release
+    kinds that fit the data (:func:`vflattack.release.verdict`); the line is also in
+    ``result.extras["verdict"]``.
+
     Builds ``A = J W_pas`` and ``b'_n = c'_n - J W_act y_n - J b`` (docs/theory.md §3),
     factors A once and runs every requested chebcenter method on the batch;
     ``"random"`` (uniform in [0, 1]^d, seeded by ``rng``) and ``"mean"`` (the
@@ -236,12 +243,24 @@ def whitebox_attack(model: VFLModel, scores: Any, Y: Any,
         raise InvalidInputError(f"model must be a VFLModel; got {type(model).__name__}")
     if release is not None and not release.exact:
         bounded = release_to_bounds(model, scores, Y, release)
+        extras = _unreadable(release, bounded.valid, scores, model.n_classes)
         recon, status, radii, times = reconstruct(
             model.pair_box_slice, None, bounded.valid, tuple(methods), prior_mean=prior_mean, prior=prior, rng=rng,
             method_options=method_options, progress=progress, bounds=(bounded.L, bounded.U))
-        return AttackResult(recon, status, radii, bounded.flags, times, bounded)
+        return AttackResult(recon, status, radii, bounded.flags, times, bounded, extras)
     system = scores_to_system(model, scores, Y, log_scores=log_scores)
+    extras = _unreadable(None, system.valid, scores, model.n_classes) if not log_scores else {}
     recon, status, radii, times = reconstruct(
         model.box_slice, np.nan_to_num(system.B), system.valid, tuple(methods), prior_mean=prior_mean, prior=prior,
         rng=rng, method_options=method_options, progress=progress)
-    return AttackResult(recon, status, radii, system.flags, times, system)
+    return AttackResult(recon, status, radii, system.flags, times, system, extras)
+
+
+def _unreadable(release, valid, scores, k) -> dict:
+    """Most rows not valid under ``release``: warn with the verdict (which kinds fit the data
+    instead) and keep it in the result's extras, rather than return a table of NaN."""
+    line = verdict(release, valid, scores, k)
+    if line is None:
+        return {}
+    warnings.warn(line, UnreadableReleaseWarning, stacklevel=3)
+    return {"verdict": line}

@@ -36,16 +36,18 @@ from __future__ import annotations
 
 import pathlib
 import time
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from .._errors import UnreadableReleaseWarning
 from .._validate import InvalidInputError
 from ..attacks import BASELINES, DEFAULT_METHODS, PRIOR_METHODS, Prior, whitebox_attack
 from ..attacks.known_input import infer_decimals
 from ..model import VFLModel
-from ..release import Release
+from ..release import Release, fitting_kinds, verdict_line
 from .logfiles import BLOCK_ROWS, Part, columns_of, partitions, passive_rows, read_part
 from .protocol import Result
 
@@ -151,8 +153,10 @@ def _attack_read_partition(part, model, methods, prior, method_options, part_pat
     k, d = model.n_classes, model.n_passive
     S, log = _published(df, k, release)
     Y = df[[f"y{j}" for j in range(model.n_active)]].to_numpy(float) if model.n_active else None
-    res = whitebox_attack(model, S, Y, methods, prior=prior, log_scores=log, method_options=method_options,
-                          release=None if release is None or release.exact else release)
+    with warnings.catch_warnings():   # an unreadable release: the log's report gives the verdict once
+        warnings.simplefilter("ignore", UnreadableReleaseWarning)
+        res = whitebox_attack(model, S, Y, methods, prior=prior, log_scores=log, method_options=method_options,
+                              release=None if release is None or release.exact else release)
     out = {"score_flags": res.score_flags.astype(np.int64)}
     if "id" in df:
         out = {"id": df["id"].to_numpy(), **out}
@@ -162,7 +166,10 @@ def _attack_read_partition(part, model, methods, prior, method_options, part_pat
             out[f"{m}_x{j}"] = res.reconstructions[m][:, j]
         out[f"{m}_status"] = res.status_names(m)
     pd.DataFrame(out).to_parquet(part_path, index=False)
-    summary = {"rows": int(len(df)), "status": counts,
+    refused = int(np.sum(res.score_flags != 0))
+    summary = {"rows": int(len(df)), "status": counts, "refused": refused,
+               # a sample of what a mostly refused partition published: the verdict names what fits it
+               "sample": _head(S, 200) if refused > len(df) / 2 else None,
                # scores that look rounded, taken as exact: the report says which release to audit with
                "decimals": infer_decimals(S, max_decimals=6) if isinstance(S, np.ndarray) and S.size
                and (release is None or release.exact) and not log else None}
@@ -226,7 +233,17 @@ def attack_log(model: VFLModel, log: Any, parts_dir: Any, *, passive_log: Any = 
     decimals = [s["decimals"] for s in summaries if s.get("decimals") is not None]
     result.config.update(skipped_without_prior=dropped, release=rel.spec, release_words=rel.describe(),
                          looks_rounded=max(decimals) if decimals and len(decimals) == len(summaries) else None)
+    refused = sum(s.get("refused", 0) for s in summaries)
+    rows = sum(s["rows"] for s in summaries)
+    if rows and refused > rows / 2:   # the audit could not model the release: say so first, and what fits
+        sample = next(s["sample"] for s in summaries if s.get("sample") is not None)
+        result.config["verdict"] = verdict_line(release, refused, rows, fitting_kinds(sample, model.n_classes))
     return result
+
+
+def _head(S, n):
+    """The first ``n`` rows of what was published (an array, or a tuple of arrays)."""
+    return tuple(v[:n] for v in S) if isinstance(S, tuple) else S[:n]
 
 
 def _checked_columns(model, log, passive_log, release=None):

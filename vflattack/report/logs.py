@@ -37,6 +37,8 @@ class LogAuditReport(Report, kind="log_audit", csv_name="mse.csv"):
                 + (f"MSE on {self.records[0]['rows_scored']} rows joined with the passive log"
                    if c["passive_log"] else "no passive log: statuses only"))
         lines = [head]
+        if c.get("verdict"):   # most rows refused under the named release: that comes first
+            lines = [c["verdict"], head]
         if c.get("looks_rounded") is not None:
             K = c["looks_rounded"]
             lines.append(f"  the logged scores look rounded to {K} decimals but were audited as exact: rows whose "
