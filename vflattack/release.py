@@ -307,6 +307,27 @@ class Release:
         """The published precision in decimals (rounded kinds), ``None`` otherwise."""
         return int(self.value) if self.kind in ("round", "loground", "top1", "topk", "roundnorm") else None
 
+    def top_class(self, published: Any) -> np.ndarray:
+        """The class each published row ranks first (-1 where it says nothing): what a
+        consumer of the release reads as the prediction, so ``top_class(published) ==
+        argmax(exact scores)`` is the accuracy the release keeps.
+
+        Examples
+        --------
+        >>> Release.parse("topk:1:2").top_class(np.array([[np.nan, 0.71], [0.5, np.nan]]))
+        array([1, 0])
+        """
+        if self.kind in ("label", "top1"):
+            lab = np.asarray(published[0] if self.kind == "top1" else published)
+            return (np.argmax(lab, axis=1) if lab.ndim == 2 else lab).astype(np.int64)
+        V = np.asarray(published)
+        if self.kind == "rank" and np.issubdtype(V.dtype, np.integer):
+            return V[:, 0].astype(np.int64)
+        V = V.astype(float)
+        none = ~np.any(np.isfinite(V), axis=1)
+        top = np.argmax(np.where(np.isfinite(V), V, -np.inf), axis=1)
+        return np.where(none, -1, top).astype(np.int64)
+
     def half_width_for(self, k: int) -> float:
         """The half-width t of each published probability's interval, for k classes: the
         rounding half-width 0.5 10^-K, the noise bound delta, or the two-sided quantile of
@@ -907,9 +928,10 @@ def verdict(release: Release | None, valid: np.ndarray, published: Any, k: int) 
     Examples
     --------
     >>> line = verdict(None, np.array([False, False]), np.array([[0.25, 0.74], [0.5, 0.5]]), 2)
-    >>> print(line.replace("; ", ";\n"))
-    the audit could not model this release: 2 of 2 rows (100%) are not valid under 'exact';
-    the data fit: round:2 (audit with --release round:2)
+    >>> line.split("; ")[0]
+    "the audit could not model this release: 2 of 2 rows (100%) are not valid under 'exact'"
+    >>> line.split("; ")[1]
+    'the data fit: round:2 (audit with --release round:2)'
     """
     valid = np.asarray(valid, dtype=bool)
     if valid.size == 0 or valid.mean() >= 0.5:

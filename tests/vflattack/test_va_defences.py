@@ -51,7 +51,7 @@ def test_the_record_lies_in_its_release_sets_including_saturated_rows(k, spec):
 
 
 @pytest.mark.parametrize("k", [2, 3, 5, 10])
-@pytest.mark.parametrize("spec", ["rank", "topk:2:2", "roundnorm:2", "sig:2", "float32"])
+@pytest.mark.parametrize("spec", ["rank", "topk:2:2", "roundnorm:2", "sig:2", "float32", "privee:1", "priveeplus"])
 def test_every_certified_radius_holds_the_record(k, spec):
     """The attack on the release's sets: each OPTIMAL row's center lies within its radius of
     the record (the minimax radius bounds the distance to every point of the set)."""
@@ -326,3 +326,27 @@ def test_no_verdict_when_most_rows_are_valid():
     line = verdict(Release.parse("label"), np.array([False, False, True]), np.array([[7.0, 1.0]] * 3), 2)
     assert line.startswith("the audit could not model this release: 2 of 3 rows (67%) are not valid under 'label'")
     assert "no known release kind fits" in line
+
+
+def test_the_cli_compares_the_defences_in_one_sweep(tmp_path, capsys):
+    """`vflattack audit --release` with several defence kinds: one audit per release, one
+    table; PRIVEE is read (no verdict), and each release's line names it in words."""
+    import csv
+
+    from vflattack.cli import main
+
+    out = tmp_path / "rep"
+    kinds = ["privee:1", "priveeplus", "rank", "topk:1:2", "roundnorm:2", "sig:3", "float32",
+             "gaussian:eps=1,delta=1e-05,sens=0.01:0.95"]
+    assert main(["audit", "--dataset", "wine", "--passive", "3", "--methods", "half_star", "rcc2", "mean",
+                 "--release", *kinds, "--no-progress", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "could not model" not in text
+    with open(out / "sweep.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert [r["release"] for r in rows] == kinds
+    # the top class each release keeps: PRIVEE and float32 keep every one (order-preserving map, 7 digits)
+    kept = {r["release"]: float(r["agreement"]) for r in rows}
+    assert kept["privee:1"] == kept["float32"] == kept["rank"] == 1.0 and all(0.5 <= v <= 1 for v in kept.values())
+    assert "top kept" in text
+    assert va.verify_report(out)

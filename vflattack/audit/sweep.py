@@ -55,6 +55,8 @@ class SweepRecord:
     radius_median: float
     below_threshold: float
     pinned_share: float
+    #: the share of predictions whose published top class is the exact scores' (AuditRecord.agreement)
+    agreement: float = 1.0
 
 
 def run_release_sweep(dataset: str = "breast_cancer", n_passive: Sequence[int] = (10,),
@@ -106,4 +108,5 @@ def _sweep_record(rec, rel: Release) -> SweepRecord:
         naive_rows=int(naive_rows), prior_mse=float(p.get("prior_mse", np.nan)), leakage=float(p.get("leakage", np.nan)),
         radius_median=float(p["radius"]["quantiles"]["median"]) if p else float("nan"),
         below_threshold=float(p["radius"]["below_threshold"]) if p else float("nan"),
-        pinned_share=float(np.nanmean(pinned)) if np.isfinite(pinned).any() else float("nan"))
+        pinned_share=float(np.nanmean(pinned)) if np.isfinite(pinned).any() else float("nan"),
+        agreement=float(rec.agreement))

@@ -55,6 +55,9 @@ class AuditRecord:
     bounds: dict = field(default_factory=dict)
     passive_columns: list = field(default_factory=list)
     privacy: dict = field(default_factory=dict)     # vflattack.audit.privacy.privacy_summary
+    #: the share of predictions whose published top class is the exact scores' (1 for exact
+    #: scores): the model accuracy a release keeps (Release.top_class)
+    agreement: float = 1.0
     #: the saved arrays (true passive records, every reconstruction, radii, ranges): written
     #: as .npz beside the report, not into the JSON
     arrays: dict = field(default_factory=dict, repr=False)
@@ -170,6 +173,8 @@ def _audit_record(dataset, sc, prior, methods, method_options, bar, t0, exposure
                   "radius_exact": expo.exact, "lower": expo.lower, "upper": expo.upper,
                   "prior_mean": prior.mean, **{f"recon_{m}": v for m, v in res.reconstructions.items()}}
     mse, status, seconds = res.mse(X), res.status_counts(), dict(res.times, train=time.perf_counter() - t0)
+    agreement = float(np.mean(release.top_class(scores) == np.argmax(model.predict_proba(Y, X), axis=1))) \
+        if released else 1.0
     if released:
         mse["naive"] = naive
         status["naive"] = {"used": naive_rows, "refused": int(X.shape[0] - naive_rows)}
@@ -179,7 +184,7 @@ def _audit_record(dataset, sc, prior, methods, method_options, bar, t0, exposure
         n_classes=model.n_classes, rank=model.box_slice.rank, n_train=int(sc.train.size),
         n_predictions=int(sc.predict.size), accuracy=acc, mse=mse, mse_per_feature=res.mse(X, per_feature=True),
         mse_per_feature_se=se, status=status, seconds=seconds,
-        bounds=bounds, passive_columns=sc.passive.tolist(), privacy=privacy, arrays=arrays)
+        bounds=bounds, passive_columns=sc.passive.tolist(), privacy=privacy, arrays=arrays, agreement=agreement)
 
 
 def _naive_mse(model, release, published, Y, X):

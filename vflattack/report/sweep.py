@@ -26,8 +26,8 @@ class SweepReport(Report, kind="release_sweep", json_name="sweep.json", csv_name
 
     csv_fields: ClassVar[tuple[str, ...]] = ("dataset", "n_passive", "release", "decimals", "seeds", "best_attack",
                                              "best_mse", "naive_mse", "naive_rows", "prior_mse", "leakage",
-                                             "leakage_share", "radius_median", "below_threshold", "pinned_share", "attacked",
-                                             "n_predictions")
+                                             "leakage_share", "radius_median", "below_threshold", "pinned_share", "agreement",
+                                             "attacked", "n_predictions")
 
     def summary(self) -> list[dict]:
         """Per (dataset, d, release), in the sweep's order: the mean over seeds of each number."""
@@ -41,7 +41,7 @@ class SweepReport(Report, kind="release_sweep", json_name="sweep.json", csv_name
                    "best_attack": ",".join(sorted({r.best_attack for r in recs if r.best_attack})) or None,
                    "release_words": recs[0].release_words}
             for key in ("best_mse", "naive_mse", "prior_mse", "leakage", "radius_median", "below_threshold",
-                        "pinned_share"):
+                        "pinned_share", "agreement"):
                 row[key] = _mean([getattr(r, key) for r in recs])
             for key in ("naive_rows", "attacked", "n_predictions"):
                 row[key] = int(sum(getattr(r, key) for r in recs))
@@ -58,12 +58,12 @@ class SweepReport(Report, kind="release_sweep", json_name="sweep.json", csv_name
             blocks.append(f"\n{key[0]}, d = {key[1]}: precision sweep ({rows[0]['seeds']} seed(s); MSE per feature; "
                           "r* is the certified radius / sqrt(d))")
             blocks.append(f"  {'release':<14} {'best attack':>12} {'MSE':>9} {'naive MSE':>10} {'naive rows':>11} "
-                          f"{'prior MSE':>10} {'leakage':>9} {'median r*':>10} {'pinned':>7}")
+                          f"{'prior MSE':>10} {'leakage':>9} {'median r*':>10} {'pinned':>7} {'top kept':>8}")
             for s in rows:
                 blocks.append(f"  {s['release']:<14} {s['best_attack'] or '-':>12} {s['best_mse']:>9.5f} "
                               f"{s['naive_mse']:>10.5f} {s['naive_rows']:>5}/{s['n_predictions']:<5} "
                               f"{s['prior_mse']:>10.5f} {s['leakage']:>+9.5f} {s['radius_median']:>10.4f} "
-                              f"{s['pinned_share']:>7.1%}")
+                              f"{s['pinned_share']:>7.1%} {s['agreement']:>8.1%}")
         return "\n".join(out + blocks)
 
     @staticmethod
