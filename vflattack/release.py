@@ -30,7 +30,7 @@ from ._validate import InvalidInputError, as_active
 from .model import VFLModel
 from .system import ScoreFlag
 
-__all__ = ["KINDS", "BoundedSystem", "Release", "fitting_kinds", "gaussian_sigma", "privee_publish",
+__all__ = ["KINDS", "BoundedSystem", "Release", "decimals_of", "fitting_kinds", "gaussian_sigma", "privee_publish",
            "recover_privee", "release_to_bounds", "verdict", "verdict_line"]
 
 #: the release kinds and the parameter each takes
@@ -42,6 +42,25 @@ KINDS = {"exact": None, "round": "decimals", "loground": "decimals", "clip": "ep
 #: half the spacing of its subnormals (what a value below the smallest one rounds within)
 _F32_REL = 2.0 ** -24 / (1.0 - 2.0 ** -24)
 _F32_ABS = 2.0 ** -150
+
+
+#: each kind in words (Release.describe; the noise kinds are worded there)
+_WORDS = {
+    "exact": "exact scores (full-precision probabilities)",
+    "label": "the label only (argmax)",
+    "round": "probabilities rounded to {d} decimals",
+    "loground": "log-probabilities rounded to {d} decimals",
+    "top1": "the top-1 label with its probability rounded to {d} decimals",
+    "clip": "probabilities clipped to [{v:g}, {w:g}]",
+    "noise": "probabilities with bounded noise |w| <= {v:g}",
+    "rank": "the order of the classes only (FH-OPE)",
+    "topk": "the top {top} classes with probabilities rounded to {d} decimals, the rest withheld",
+    "roundnorm": "probabilities rounded to {d} decimals, then renormalised to sum 1",
+    "sig": "probabilities to {d} significant digits",
+    "privee": "PRIVEE at rho {v:g} (sorted scores through A + diag(n), one draw of n per batch, float32)",
+    "priveeplus": "PRIVEE++ (sorted scores through A + diag(n), per-class scales, one draw per batch, float32)",
+    "float32": "probabilities as float32 (relative precision 2^-24, subnormals below 2^-126)",
+}
 
 
 def gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
@@ -244,39 +263,17 @@ class Release:
 
     def describe(self) -> str:
         """The release in words, for the first line of a report."""
-        v, kind = self.value, self.kind
-        if kind == "exact":
-            return "exact scores (full-precision probabilities)"
-        if kind == "label":
-            return "the label only (argmax)"
-        if kind in ("round", "loground"):
-            return f"{'log-' if kind == 'loground' else ''}probabilities rounded to {int(v)} decimals"
-        if kind == "top1":
-            return f"the top-1 label with its probability rounded to {int(v)} decimals"
-        if kind == "clip":
-            return f"probabilities clipped to [{v:g}, {1 - v:g}]"
-        if kind == "noise":
-            return f"probabilities with bounded noise |w| <= {v:g}"
-        if kind == "rank":
-            return "the order of the classes only (FH-OPE)"
-        if kind == "topk":
-            return f"the top {self.top} classes with probabilities rounded to {int(v)} decimals, the rest withheld"
-        if kind == "roundnorm":
-            return f"probabilities rounded to {int(v)} decimals, then renormalised to sum 1"
-        if kind == "sig":
-            return f"probabilities to {int(v)} significant digits"
-        if kind == "privee":
-            return f"PRIVEE at rho {v:g} (sorted scores through A + diag(n), one draw of n per batch, float32)"
-        if kind == "priveeplus":
-            return "PRIVEE++ (sorted scores through A + diag(n), per-class scales, one draw per batch, float32)"
-        if kind == "float32":
-            return "probabilities as float32 (relative precision 2^-24, subnormals below 2^-126)"
+        v = self.value
+        if self.kind in _WORDS:
+            return _WORDS[self.kind].format(v=v, d=None if v is None else int(v), w=None if v is None else 1 - v,
+                                            top=self.top)
         if self.dp is not None:
             e, d, sens = self.dp
             return (f"the Gaussian mechanism at epsilon {e:g}, delta {d:g}, sensitivity {sens:g} (sigma {v:.4g}); "
                     f"certificates hold with probability {self.confidence:g} per record")
-        return (f"probabilities with {'Gaussian' if kind == 'gaussian' else 'Laplace'} noise "
-                f"({'sigma' if kind == 'gaussian' else 'b'} {v:g}); certificates hold with probability "
+        gauss = self.kind == "gaussian"
+        return (f"probabilities with {'Gaussian' if gauss else 'Laplace'} noise "
+                f"({'sigma' if gauss else 'b'} {v:g}); certificates hold with probability "
                 f"{self.confidence:g} per record")
 
     @property
@@ -810,8 +807,16 @@ def release_to_bounds(model: VFLModel, released: Any, Y: Any, release: Release) 
     return BoundedSystem(A, L, U, tuple(pairs), flags)
 
 
-def _decimals_of(V, most: int = 8) -> int | None:
-    """The fewest decimals D <= ``most`` with every value a multiple of 10^-D (to a few ulps)."""
+def decimals_of(V: Any, most: int = 8) -> int | None:
+    """The fewest decimals D <= ``most`` with every value a multiple of 10^-D (to a few ulps
+    of the value: a multiple of 10^-D stored as a float, times 10^D, is that close to an
+    integer), or None when more are needed (a full-precision value).
+
+    Examples
+    --------
+    >>> decimals_of([[0.25, 1.5], [3.0, 0.75]]), decimals_of([[1 / 3]])
+    (2, None)
+    """
     V = np.asarray(V, dtype=float)
     for D in range(most + 1):
         Z = V * 10.0 ** D
@@ -853,7 +858,7 @@ def fitting_kinds(published: Any, k: int, limit: int = 500) -> list[str]:
     """
     if isinstance(published, tuple) and len(published) == 2:
         lab, p = (np.asarray(v)[:limit] for v in published)
-        D = _decimals_of(p[np.isfinite(p)])
+        D = decimals_of(p[np.isfinite(p)])
         return [f"top1:{D}"] if D is not None and np.all((lab >= 0) & (lab < k)) else []
     V = np.asarray(published)[:limit]
     if V.ndim == 1:
@@ -868,7 +873,7 @@ def fitting_kinds(published: Any, k: int, limit: int = 500) -> list[str]:
     counts = shown.sum(axis=1)
     if np.any(np.isnan(V)):
         K = int(counts[0])
-        D = _decimals_of(V[shown])
+        D = decimals_of(V[shown])
         return [f"topk:{K}:{D}"] if 0 < K < k and np.all(counts == K) and D is not None else []
     if np.any(~shown):
         return []
@@ -876,14 +881,14 @@ def fitting_kinds(published: Any, k: int, limit: int = 500) -> list[str]:
     sums = V.sum(axis=1)
     if np.all(V <= 1e-12):   # log-probabilities
         lse = np.log(np.exp(V).sum(axis=1))
-        D = _decimals_of(V, 6)
+        D = decimals_of(V, 6)
         if D is not None and np.all(np.abs(lse) <= 2 * k * 0.5 * 10.0 ** -D + 1e-9):
             out.append(f"loground:{D}")
         elif np.all(np.abs(lse) <= 1e-9):
             out.append("exact (log-probabilities)")
         return out
     in_unit = np.all((V >= -1e-12) & (V <= 1 + 1e-12))
-    D = _decimals_of(V, 8)
+    D = decimals_of(V, 8)
     if in_unit and D is not None and D < 8 and np.all(np.abs(sums - 1.0) <= k * 0.5 * 10.0 ** -D + 1e-9):
         out.append(f"round:{D}")
     S = _digits_of(V, 8)

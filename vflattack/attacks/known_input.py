@@ -54,6 +54,7 @@ import numpy as np
 from scipy.special import betainc
 
 from .._validate import InvalidInputError, as_2d
+from ..release import decimals_of
 
 __all__ = ["DefenceBreach", "KnownInputResult", "LinkResult", "attack_orthogonal_defence", "breach_probability",
            "default_tol", "fit_orthogonal", "infer_decimals", "known_input_attack", "link", "sample_orthogonal"]
@@ -80,13 +81,7 @@ def infer_decimals(Y: Any, max_decimals: int = 12) -> int | None:
     >>> infer_decimals([[0.25, 1.5], [3.0, 0.75]]), infer_decimals([[1 / 3]])
     (2, None)
     """
-    Y = np.asarray(Y, dtype=float)
-    for K in range(max_decimals + 1):
-        Z = Y * 10.0 ** K
-        # a multiple of 10^-K stored as a float, times 10^K: within a few ulps of an integer
-        if np.all(np.abs(Z - np.round(Z)) <= 1e-9 + 8.0 * np.finfo(float).eps * np.abs(Z)):
-            return K
-    return None
+    return decimals_of(Y, max_decimals)
 
 
 def _noise_bound(noise: Any, Y: np.ndarray) -> float:
