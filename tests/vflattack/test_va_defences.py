@@ -242,7 +242,8 @@ def test_spellings_round_trip(spec):
 def test_privee_is_inverted_from_the_batch(k, spec, scale):
     """One draw of the map per batch: the recovered scores match the true ones to 1e-6 on a
     float64 release (the issue's bar; measured about 1e-13) and to the float32 rounding on
-    the defence's own float32 output, and every true score lies in its recovered interval.
+    the defence's own float32 output, and every true score lies in its recovered interval,
+    which stays narrower than a 3-decimal rounding's on most scores.
     Weights of scale 6 saturate most rows; PRIVEE++'s diagonal is not monotone at k = 10, so
     the map swaps close scores in some rows: their intervals span both orders."""
     from vflattack.release import privee_publish, recover_privee
@@ -257,7 +258,8 @@ def test_privee_is_inverted_from_the_batch(k, spec, scale):
         assert np.abs(S64 - P).max() <= 1e-6
         S, h, n = recover_privee(privee_publish(P, rho, seed))
         assert np.all(np.abs(S - P) <= h), (seed, np.nanmax(np.abs(S - P) / h))
-        assert np.median(h) < 1e-4
+        # useful widths: finer than a release rounded to 3 decimals (half-width 5e-4)
+        assert np.median(h) < 5e-4
     rel = Release.parse(spec)
     U = rel.publish(m, Y, X, rng=7)
     assert U.dtype == np.float32
@@ -266,13 +268,49 @@ def test_privee_is_inverted_from_the_batch(k, spec, scale):
     assert b.valid.all() and np.all(b.L <= ax) and np.all(ax <= b.U)
 
 
+def test_privee_random_batches_hold_every_score():
+    """Random batches as an auditor meets them (k = 2..10, N = k + 1..300, Dirichlet alpha
+    from 0.01, saturated, to 1000, near-uniform; a third of the rows duplicated in some;
+    PRIVEE and PRIVEE++; float32 and float64): every recovered interval holds its true
+    score, or the batch is refused with an error. (At a margin of 10 instead of 30, two of
+    590 such batches failed, both near-uniform float32 PRIVEE++: release._PRIVEE_MARGIN.)"""
+    from vflattack.release import privee_publish, recover_privee
+
+    rng = np.random.default_rng(2)
+    held = 0
+    for _ in range(120):
+        k = int(rng.integers(2, 11))
+        N = int(rng.choice([k + 1, 2 * k, 50, 300]))
+        P = rng.dirichlet(np.full(k, float(rng.choice([0.01, 1.0, 1000.0]))), size=N)
+        if rng.random() < 0.3:
+            P[: N // 3] = P[0]
+        rho = None if rng.random() < 0.6 else 1.0
+        dtype = np.float64 if rng.random() < 0.5 else np.float32
+        try:
+            S, h, _ = recover_privee(privee_publish(P, rho, int(rng.integers(1 << 30)), dtype=dtype))
+        except va.InvalidInputError:
+            continue
+        f = np.isfinite(S).all(axis=1)
+        assert np.all(np.abs(S[f] - P[f]) <= h[f]), (k, N, rho, dtype)
+        held += 1
+    assert held >= 90
+
+
+def test_the_inversion_blocks_are_the_runs_where_the_diagonal_falls():
+    from vflattack.release import _inversion_blocks
+
+    assert _inversion_blocks(np.array([0.1, 0.5, 0.4, 0.9, 0.8, 0.7, 1.0])) == [[1, 2], [3, 5]]
+    assert _inversion_blocks(np.array([0.1, 0.2, 0.3])) == []
+    assert _inversion_blocks(np.array([0.5, 0.2, 0.6, 0.1])) == [[0, 3]]
+
+
 def test_privee_needs_k_rows_and_distinct_ones():
     from vflattack.release import recover_privee
 
     m, rng = _model(5)
-    Y, X = rng.random((4, 2)), rng.random((4, 4))
+    Y, X = rng.random((5, 2)), rng.random((5, 4))
     rel = Release.parse("privee:1")
-    with pytest.raises(va.InvalidInputError, match="at least k = 5 rows"):
+    with pytest.raises(va.InvalidInputError, match=r"at least k \+ 1 = 6 rows .* got 5"):
         release_to_bounds(m, rel.publish(m, Y, X), Y, rel)
     U = rel.publish(m, np.repeat(Y[:1], 6, axis=0), np.repeat(X[:1], 6, axis=0))
     with pytest.raises(va.InvalidInputError, match="does not determine its map"):
