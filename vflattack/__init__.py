@@ -33,7 +33,7 @@ from .attacks import (
     train_adversary_model,
     whitebox_attack,
 )
-from .audit import Result, run_audit, run_known_input, run_release_sweep, run_threat_audit
+from .audit import DesignResult, Result, design_release, run_audit, run_known_input, run_release_sweep, run_threat_audit
 from .model import VFLModel, train_vfl_model
 from .release import Release, release_to_bounds
 from .report import audit_log, render, verify_report
@@ -47,6 +47,7 @@ __all__ = [
     "BASELINES",
     "DEFAULT_METHODS",
     "DatasetError",
+    "DesignResult",
     "Defence",
     "InvalidInputError",
     "LinearSystem",
@@ -67,6 +68,7 @@ __all__ = [
     "blackbox_attack",
     "blackbox_projections",
     "datasets",
+    "design_release",
     "difference_matrix",
     "orthogonal_defence",
     "refine_adversary_model",

@@ -8,6 +8,8 @@ Subcommands:
   scikit-learn's bundled breast-cancer data (no download).
 * ``vflattack sweep``: the papers' experiment, MSE against the number of passive
   features d for each dataset, written as tables and plots.
+* ``vflattack design``: the finest release (decimals, significant digits, noise) that
+  meets a certified target, on a dataset or on a model file and its prediction log.
 """
 
 from __future__ import annotations
@@ -197,6 +199,43 @@ def build_parser() -> argparse.ArgumentParser:
     _add_predict_fraction(ki)
     ki.add_argument("--out", default=None, metavar="DIR",
                     help="write known_input.json and manifest.json into DIR (atomically, as for audit)")
+    de = sub.add_parser(
+        "design", help="the finest release that meets a certified privacy target",
+        description="Evaluate every candidate release (decimals and significant digits 1..8, a grid of noise "
+                    "scales) on the prediction rows and report the finest that meets the target: radius=TAU (every "
+                    "record's certified minimax radius r*/sqrt(d) >= TAU), leakage=EPS (the best prior-aware "
+                    "attack at most EPS below the prior's MSE, measured) or pinned=P (no feature range of width <= "
+                    "P). Records the label alone does not protect are listed apart (docs/vflattack.md, 'Privacy "
+                    "by design').")
+    de.add_argument("--target", required=True, metavar="TARGET", type=_target,
+                    help="radius=TAU, leakage=EPS or pinned=P")
+    de.add_argument("--kinds", nargs="+", default=["round", "sig", "gaussian"], metavar="KIND",
+                    choices=["round", "sig", "roundnorm", "gaussian", "laplace"],
+                    help="release kinds to search (default: round sig gaussian; also roundnorm, laplace)")
+    de.add_argument("--confidence", type=_float_in(0.0, 1.0, high_open=True), default=0.95,
+                    help="noise releases: the certificates hold with this probability per record (default 0.95)")
+    de.add_argument("--leakage-curve", action="store_true",
+                    help="measure the leakage beyond the prior on every candidate (default: the chosen release, "
+                         "one step finer and the label)")
+    de.add_argument("--dataset", default="breast_cancer", choices=datasets.NAMES,
+                    help="dataset (default: breast_cancer, bundled with scikit-learn)")
+    de.add_argument("--passive", type=_positive_int, default=10, metavar="D", help="passive features d (default 10)")
+    de.add_argument("--seed", type=int, default=0, help="seed of the split, the training and the noise draws")
+    de.add_argument("--data-dir", default=None, help="folder holding the UCI files (as for audit)")
+    _add_predict_fraction(de)
+    de.add_argument("--predictions", type=_positive_int, default=None, metavar="N",
+                    help="use at most N prediction rows (or log rows) (default: all)")
+    de.add_argument("--model", default=None, metavar="JSON", help="a model file written by VFLModel.save (with --log)")
+    de.add_argument("--log", default=None, metavar="PATH",
+                    help="a prediction log of exact scores (id, y0.., p0.. or logp0..; Parquet or CSV)")
+    de.add_argument("--passive-log", default=None, metavar="PATH",
+                    help="the passive party's log (id, x0..): the leakage is measured with it")
+    de.add_argument("--prior-file", default=None, metavar="CSV",
+                    help="with --log: passive records (x0..) the adversary's prior comes from (default: the "
+                         "passive log's records)")
+    de.add_argument("--out", default=None, metavar="DIR",
+                    help="write design.json, curve.csv, records.csv, the plot and report.html into DIR")
+    de.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     ex = sub.add_parser(
         "export-log", help="write a model file and prediction logs from a dataset (to try the log audit)",
         description="Train the split model on a dataset (the audit's protocol) and write DIR/model.json, "
@@ -228,6 +267,59 @@ def _read_prior(path):
     except (OSError, ValueError) as exc:
         raise cc.InvalidInputError(f"--prior-file {path!r} could not be read as a numeric CSV: {exc}") from None
     return data
+
+
+def _target(text: str):
+    from .audit import Target
+
+    try:
+        return Target.parse(text)
+    except cc.InvalidInputError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _design(args, progress) -> int:
+    """``vflattack design``: on a dataset's prediction rows, or on a model file and its log."""
+    from .attacks import Prior
+    from .audit import build_scenario, design_release, load_data, read_log
+
+    if bool(args.model) != bool(args.log):
+        return _fail(cc.InvalidInputError("--model and --log go together: a model file and its prediction log"))
+    helper = None
+    try:
+        if args.log:
+            from .model import VFLModel
+
+            model = VFLModel.load(args.model)
+            Y, P, X = read_log(model, args.log, passive_log=args.passive_log, rows=args.predictions)
+            prior = (Prior.from_data(_read_prior(args.prior_file)) if args.prior_file
+                     else Prior.from_data(X) if X is not None and X.shape[0] >= 2 else None)
+            where = {"model": args.model, "log": args.log, "passive_log": args.passive_log}
+        else:
+            F, labels, _ = load_data(args.dataset, args.data_dir)
+            sc = build_scenario(F, labels, args.seed, n_passive=args.passive, predict_fraction=args.predict_fraction,
+                                n_predictions=args.predictions)
+            model, Y, X, P = sc.model, sc.Y, sc.X, None
+            prior = Prior.from_data(sc.X_train)
+            where = {"dataset": args.dataset, "seed": args.seed}
+        helper = cc.start_warmup_helper(_RELEASE_HELPER_STEPS)
+        res = design_release(model, Y, X, scores=P, target=args.target, kinds=args.kinds, confidence=args.confidence,
+                             prior=prior, rng=args.seed, leakage_curve=args.leakage_curve, progress=progress)
+    except (datasets.DatasetError, cc.InvalidInputError, cc.MissingBackendError) as exc:
+        return _fail(exc)
+    finally:
+        if helper is not None:
+            helper.stop()
+    result = res.to_result()
+    result.config.update(where)
+    report = render(result)
+    print(report.table())
+    if args.out is not None:
+        try:
+            _write(args.out, [("", report)])
+        except cc.InvalidInputError as exc:
+            return _fail(exc)
+    return 0 if res.met else 4
 
 
 def _is_number(text: str) -> bool:
@@ -389,6 +481,8 @@ def main(argv=None) -> int:
         return 0
     if args.command == "export-log":
         return _export_log(args)
+    if args.command == "design":
+        return _design(args, progress)
     if args.command == "audit" and (args.model or args.log):
         return _audit_log(args, progress)
     if (args.command == "audit" and (set(args.attacks) - {"whitebox"} or args.defence)

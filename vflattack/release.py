@@ -230,7 +230,26 @@ class Release:
         """What a deployment with this release would publish for the records ``(Y, X)``: the
         argument :func:`release_to_bounds` and ``whitebox_attack(release=)`` take. Noise is
         drawn from ``rng`` (bounded noise uniform in [-delta, delta])."""
-        P = model.predict_proba(Y, X)
+        return self.publish_scores(model.predict_proba(Y, X), rng, log_scores=model.predict_log_proba(Y, X))
+
+    def publish_scores(self, P: Any, rng: Any = 0, *, log_scores: Any = None) -> Any:
+        """What this release publishes for the exact probabilities ``P`` (N, k): :meth:`publish`
+        without the model, for scores already computed (a prediction log's). ``log_scores``
+        (log P, default computed from P) orders the classes where P underflows to 0 (rank,
+        top-k) and is what ``loground`` rounds.
+
+        Examples
+        --------
+        >>> Release.parse("round:1").publish_scores(np.array([[0.26, 0.74]])).tolist()
+        [[0.3, 0.7]]
+        """
+        P = np.asarray(P, dtype=np.float64)
+        if P.ndim != 2:
+            raise InvalidInputError(f"P must be the (N, k) exact probabilities; got shape {P.shape}")
+        if log_scores is None:
+            with np.errstate(divide="ignore"):
+                log_scores = np.log(P)
+        log_P = np.asarray(log_scores, dtype=np.float64)
         gen = np.random.default_rng(rng)
         K = None if self.value is None else int(self.value)
         if self.kind == "exact":
@@ -238,7 +257,7 @@ class Release:
         if self.kind == "round":
             return np.round(P, K)
         if self.kind == "loground":
-            return np.round(model.predict_log_proba(Y, X), K)
+            return np.round(log_P, K)
         if self.kind == "clip":
             return np.clip(P, self.value, 1.0 - self.value)
         if self.kind == "label":
@@ -246,10 +265,10 @@ class Release:
         if self.kind == "top1":
             return np.argmax(P, axis=1), np.round(P.max(axis=1), K)
         if self.kind == "rank":   # the classes best first (by log-probability: no ties where P underflows)
-            return np.argsort(-model.predict_log_proba(Y, X), axis=1, kind="stable")
+            return np.argsort(-log_P, axis=1, kind="stable")
         if self.kind == "topk":   # the top classes rounded, the others withheld (NaN)
             out = np.full(P.shape, np.nan)
-            top = np.argsort(-model.predict_log_proba(Y, X), axis=1, kind="stable")[:, :min(self.top, P.shape[1])]
+            top = np.argsort(-log_P, axis=1, kind="stable")[:, :min(self.top, P.shape[1])]
             np.put_along_axis(out, top, np.round(np.take_along_axis(P, top, axis=1), K), axis=1)
             return out
         if self.kind == "roundnorm":   # a row that rounds to all zeros cannot be renormalised: NaN

@@ -207,9 +207,9 @@ def agnostic_attack(model: VFLModel, adversary: Any, Y: Any, methods: Sequence[s
     Y = as_2d("Y", Y, n_cols=model.n_active, cols="one per active feature")
     est, log = _adversary_scores(model, adversary, Y)
     system = scores_to_system(model, est, Y, log_scores=log)
-    recon, status, radii, times = reconstruct(model.box_slice, np.nan_to_num(system.B), system.valid, methods,
+    recon, status, radii, times, lowers = reconstruct(model.box_slice, np.nan_to_num(system.B), system.valid, methods,
                                               prior_mean=prior_mean, prior=prior, rng=rng)
-    return AttackResult(recon, status, radii, system.flags, times, system)
+    return AttackResult(recon, status, radii, system.flags, times, system, radius_lower=lowers)
 
 
 def agnostic_decomposition(model: VFLModel, scores: Any, estimated_scores: Any, Y: Any, X_true: Any,

@@ -57,6 +57,10 @@ class AttackResult:
     times: dict
     system: LinearSystem | BoundedSystem | None = None
     extras: dict = field(default_factory=dict)
+    #: ``{method: (N,)}`` the proven lower bound on the minimax radius r* each method
+    #: certifies (``exact``'s and ``auto``'s dual bound, NaN where it certifies none); the
+    #: methods that certify none are absent
+    radius_lower: dict = field(default_factory=dict)
 
     @property
     def methods(self) -> tuple[str, ...]:
@@ -171,7 +175,7 @@ def reconstruct(A: np.ndarray | cc.BoxSlice, B: np.ndarray | None, valid: np.nda
     if prior is not None and prior.mean.shape != (d,):
         raise InvalidInputError(f"prior must describe {d} passive features; got a mean of shape {prior.mean.shape}")
     gen = np.random.default_rng(rng)
-    recon, status, radii, times = {}, {}, {}, {}
+    recon, status, radii, times, lowers = {}, {}, {}, {}, {}
     for name in methods:
         t0 = time.perf_counter()
         X = np.full((N, d), np.nan)
@@ -195,11 +199,14 @@ def reconstruct(A: np.ndarray | cc.BoxSlice, B: np.ndarray | None, valid: np.nda
             else:
                 br = prob.centers(method=method, lower=bounds[0][valid], upper=bounds[1][valid], **opts)
             X[valid], st[valid], rad[valid] = br.centers, br.status, br.radii
+            if "radius_lower" in br.extras:
+                lowers[name] = np.full(N, np.nan)
+                lowers[name][valid] = br.extras["radius_lower"]
         recon[name], status[name], radii[name] = X, st, rad
         times[name] = time.perf_counter() - t0
         if progress is not None:
             progress.update(1)
-    return recon, status, radii, times
+    return recon, status, radii, times, lowers
 
 
 def whitebox_attack(model: VFLModel, scores: Any, Y: Any,
@@ -244,16 +251,16 @@ def whitebox_attack(model: VFLModel, scores: Any, Y: Any,
     if release is not None and not release.exact:
         bounded = release_to_bounds(model, scores, Y, release)
         extras = _unreadable(release, bounded.valid, scores, model.n_classes)
-        recon, status, radii, times = reconstruct(
+        recon, status, radii, times, lowers = reconstruct(
             model.pair_box_slice, None, bounded.valid, tuple(methods), prior_mean=prior_mean, prior=prior, rng=rng,
             method_options=method_options, progress=progress, bounds=(bounded.L, bounded.U))
-        return AttackResult(recon, status, radii, bounded.flags, times, bounded, extras)
+        return AttackResult(recon, status, radii, bounded.flags, times, bounded, extras, lowers)
     system = scores_to_system(model, scores, Y, log_scores=log_scores)
     extras = _unreadable(None, system.valid, scores, model.n_classes) if not log_scores else {}
-    recon, status, radii, times = reconstruct(
+    recon, status, radii, times, lowers = reconstruct(
         model.box_slice, np.nan_to_num(system.B), system.valid, tuple(methods), prior_mean=prior_mean, prior=prior,
         rng=rng, method_options=method_options, progress=progress)
-    return AttackResult(recon, status, radii, system.flags, times, system, extras)
+    return AttackResult(recon, status, radii, system.flags, times, system, extras, lowers)
 
 
 def _unreadable(release, valid, scores, k) -> dict:

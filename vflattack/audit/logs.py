@@ -51,7 +51,7 @@ from ..release import Release, fitting_kinds, verdict_line
 from .logfiles import BLOCK_ROWS, Part, columns_of, partitions, passive_rows, read_part
 from .protocol import Result
 
-__all__ = ["attack_log", "write_log"]
+__all__ = ["attack_log", "read_log", "write_log"]
 
 def _dask():
     from chebcenter import import_dask
@@ -239,6 +239,57 @@ def attack_log(model: VFLModel, log: Any, parts_dir: Any, *, passive_log: Any = 
         sample = next(s["sample"] for s in summaries if s.get("sample") is not None)
         result.config["verdict"] = verdict_line(release, refused, rows, fitting_kinds(sample, model.n_classes))
     return result
+
+
+def read_log(model: VFLModel, log: Any, *, passive_log: Any = None, rows: int | None = None) -> tuple:
+    """The first ``rows`` rows (default all) of a prediction log of exact scores, in memory:
+    ``(Y, P, X)``, the active features, the probabilities (from ``p0..`` or, preferred,
+    ``logp0..``) and, with ``passive_log``, the passive features joined on ``id`` (else None).
+    For the release design (:func:`vflattack.design_release`), which evaluates every candidate
+    on the same batch. Rows with a non-finite score or a missing passive row are dropped.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, numpy as np, vflattack as va
+    >>> m = va.VFLModel(np.ones((2, 1)), np.array([[0.0], [1.0]]), np.zeros(2))
+    >>> out = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = write_log(m, np.zeros((3, 1)), np.array([[0.1], [0.5], [0.9]]), out)
+    >>> Y, P, X = read_log(m, out / "predictions.parquet", passive_log=out / "passive.parquet")
+    >>> P.shape, X.ravel().tolist()
+    ((3, 2), [0.1, 0.5, 0.9])
+    """
+    import pandas as pd
+
+    if rows is not None and (isinstance(rows, bool) or not isinstance(rows, int) or rows < 1):
+        raise InvalidInputError(f"rows must be a positive integer or None; got {rows!r}")
+    columns, passive_cols = _checked_columns(model, log, passive_log)
+    frames, have = [], 0
+    for part in partitions(log):
+        frames.append(read_part(part, columns))
+        have += len(frames[-1])
+        if rows is not None and have >= rows:
+            break
+    df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame({c: [] for c in columns})
+    if rows is not None:
+        df = df.iloc[:rows]
+    if passive_cols:
+        df = df.merge(passive_rows(passive_log, df["id"].to_numpy(), passive_cols), on="id", how="left")
+    k = model.n_classes
+    S, is_log = _published(df, k, None)
+    with np.errstate(over="ignore", invalid="ignore"):
+        P = np.exp(S) if is_log else S
+    keep = np.all(np.isfinite(P), axis=1)
+    X = None
+    if passive_cols:
+        X = df[passive_cols].to_numpy(float)
+        keep &= np.all(np.isfinite(X), axis=1)
+        X = X[keep]
+    if not keep.any():
+        raise InvalidInputError(f"log {str(log)!r} has no row with finite scores" +
+                                (" and a passive row" if passive_cols else ""))
+    P = P[keep] / P[keep].sum(axis=1, keepdims=True)   # log-probabilities rounded to the last ulp
+    Y = df[[f"y{j}" for j in range(model.n_active)]].to_numpy(float)[keep] if model.n_active else None
+    return Y, P, X
 
 
 def _head(S, n):

@@ -7,7 +7,8 @@ the CLI prints and :meth:`Report.write` publishes a report directory atomically
 rename), which :func:`verify_report` checks.
 
 * :mod:`.base`: :class:`Report` and the JSON conversion;
-* :mod:`.audit`, :mod:`.sweep`, :mod:`.threats`, :mod:`.known_input`, :mod:`.logs`: one report per audit
+* :mod:`.audit`, :mod:`.sweep`, :mod:`.threats`, :mod:`.known_input`, :mod:`.logs`, :mod:`.design`: one
+  report per audit
   (``logs`` also holds :func:`audit_log`, the log attack inside its report directory);
 * :mod:`.plots`: the PNG plots;
 * :mod:`.directory`: atomic report directories, the manifest, verification.
@@ -21,6 +22,7 @@ from typing import Any
 
 from .audit import AuditReport
 from .base import Report, to_jsonable
+from .design import DesignReport
 from .directory import MANIFEST, check_out_dir, report_dir, verify_report, write_manifest
 from .known_input import KnownInputReport
 from .logs import LogAuditReport, audit_log
@@ -28,7 +30,7 @@ from .sweep import SweepReport
 from .threats import ThreatReport
 
 __all__ = [
-    "AuditReport", "KnownInputReport", "LogAuditReport", "MANIFEST", "REPORTS", "Report", "SweepReport", "ThreatReport",
+    "AuditReport", "DesignReport", "KnownInputReport", "LogAuditReport", "MANIFEST", "REPORTS", "Report", "SweepReport", "ThreatReport",
     "audit_log", "check_out_dir", "render", "report_dir", "to_jsonable", "verify_report", "write_manifest",
     "write_reports",
 ]
@@ -36,7 +38,7 @@ __all__ = [
 #: the report of each kind of audit result
 REPORTS: dict[str, type[Report]] = {"audit": AuditReport, "threats": ThreatReport,
                                     "known_input": KnownInputReport, "log_audit": LogAuditReport,
-                                    "release_sweep": SweepReport}
+                                    "release_sweep": SweepReport, "design": DesignReport}
 
 
 def render(result: Any) -> Report:
@@ -49,6 +51,8 @@ def render(result: Any) -> Report:
     >>> type(rep).__name__, rep.table().splitlines()[0].startswith("wine, d = 3")
     ('AuditReport', True)
     """
+    if hasattr(result, "to_result"):   # a DesignResult
+        result = result.to_result()
     try:
         cls = REPORTS[result.kind]
     except (AttributeError, KeyError):

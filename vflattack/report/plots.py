@@ -161,3 +161,54 @@ def plot_release_sweep(rows, path) -> pathlib.Path:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return pathlib.Path(path)
+
+
+def plot_design_curve(rows, config, path) -> pathlib.Path:
+    """The release design's curve: per kind, against its parameter (finer to the right), the
+    smallest certified value over the records (or the measured leakage) with the target as a
+    line, filled where the candidate meets it, the chosen release starred; on the right axis
+    the share of predicted classes the release keeps."""
+    plt = _plt()
+    kinds = list(dict.fromkeys(r["kind"] for r in rows))
+    target_kind, _, tau = config["target"].partition("=")
+    tau = float(tau)
+    ylabel = {"radius": "smallest certified r*/sqrt(d)", "pinned": "narrowest feature range",
+              "leakage": "leakage beyond the prior (MSE)"}[target_kind]
+    fig, axes = plt.subplots(1, len(kinds), figsize=(4.2 * len(kinds), 3.8), squeeze=False)
+    for ax, kind in zip(axes[0], kinds):
+        mine = [r for r in rows if r["kind"] == kind]
+        x = np.array([r["parameter"] for r in mine], dtype=float)
+        y = np.array([np.nan if r["worst"] is None else r["worst"] for r in mine], dtype=float)
+        meets = np.array([bool(r["meets"]) for r in mine])
+        ax.plot(x, y, color="0.5", linewidth=1, zorder=1)
+        ax.scatter(x[meets], y[meets], color="tab:green", zorder=2, label="meets")
+        ax.scatter(x[~meets], y[~meets], facecolors="none", edgecolors="tab:red", zorder=2, label="fails")
+        chosen = [i for i, r in enumerate(mine) if r["release"] == config.get("release")]
+        if chosen:
+            ax.scatter(x[chosen], y[chosen], marker="*", s=220, color="gold", edgecolors="k", zorder=3,
+                       label="chosen")
+        ax.axhline(tau, color="k", linestyle="--", linewidth=1, label=f"target {config['target']}")
+        if kind in ("gaussian", "laplace"):
+            ax.set_xscale("log")
+            ax.invert_xaxis()          # finer (less noise) to the right, as for decimals
+        if target_kind != "leakage" and np.nanmin(np.where(y > 0, y, np.nan), initial=np.inf) < tau / 10:
+            ax.set_yscale("log")
+        ax.set_xlabel(f"{kind}: {_PARAM_NAMES.get(kind, 'parameter')} (finer to the right)")
+        ax.set_ylabel(ylabel)
+        ax.grid(alpha=0.3, which="both")
+        right = ax.twinx()
+        right.plot(x, [r["agreement"] for r in mine], color="tab:blue", linestyle=":", marker=".",
+                   label="top class kept")
+        right.set_ylim(0, 1.02)
+        right.set_ylabel("share of predicted classes kept", color="tab:blue")
+        handles = ax.get_legend_handles_labels()[0] + right.get_legend_handles_labels()[0]
+        ax.legend(handles=handles, fontsize=7, loc="best")
+    fig.suptitle(f"release design, target {config['target']}: chosen {config.get('release') or 'none'}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return pathlib.Path(path)
+
+
+_PARAM_NAMES = {"round": "decimals", "roundnorm": "decimals", "sig": "significant digits", "gaussian": "sigma",
+                "laplace": "scale b"}
