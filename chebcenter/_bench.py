@@ -182,6 +182,24 @@ def _log_audit(rows=LOG_ROWS):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+#: the release-design rows: ``vflattack design --target radius=0.1`` on these datasets (d = 10)
+DESIGN_DATASETS = ("breast_cancer", "digits")
+
+
+def _design(dataset: str, threads: int | None) -> float:
+    """Wall seconds of one ``vflattack design --target radius=0.1`` on ``dataset`` in a fresh
+    process (warm cache), on ``threads`` numba threads (None: all cores). Exit 4 (no release
+    meets the target) is a result, not a failure."""
+    env = _measuring_env(**({"NUMBA_NUM_THREADS": str(threads)} if threads else {}))
+    t0 = time.perf_counter()
+    out = subprocess.run([sys.executable, "-m", "vflattack", "design", "--target", "radius=0.1", "--dataset", dataset,
+                          "--no-progress"], capture_output=True, text=True, env=env, timeout=1800)
+    wall = time.perf_counter() - t0
+    if out.returncode not in (0, 4):
+        raise RuntimeError(f"the design row failed: {out.stderr.strip()[-2000:]}")
+    return wall
+
+
 #: a case whose calibration before or after it ran this much slower than the best
 #: calibration of the run is measured again (at most ``_RETRIES`` times): on this 2-core VM
 #: the calibration's own spread over 40 quiet repeats is 2 % (median) to 5 % (worst) above
@@ -284,8 +302,8 @@ _ROUND = ("import json, sys; from chebcenter._bench import _round; "
 def run(repeats: int = 5, only=None, progress: bool = True, cold: bool = True,
         full: bool = False) -> tuple[list[Row], float]:
     """Measure the table's rows; see the module docstring. ``only``: names from :data:`CASES`
-    (and ``"cold"``, ``"log_audit"``); else the :data:`DEFAULT` rows, and with ``full`` the
-    :data:`FULL` ones, the cold starts and the log audit too.
+    (and ``"cold"``, ``"log_audit"``, ``"design"``); else the :data:`DEFAULT` rows, and with
+    ``full`` the :data:`FULL` ones, the cold starts, the log audit and the release design too.
     Returns the rows and the run's drift: ``max / min - 1`` of the calibration workload's
     times over the run (the measurements kept), the machine's own variation while it ran.
 
@@ -303,7 +321,15 @@ def run(repeats: int = 5, only=None, progress: bool = True, cold: bool = True,
                       "k = 2, d = 10 + 10; per core: 1 worker, all cores: 2 workers; the partitions' time (no cluster start)",
                       "row", baseline="—")
         log_mb: list = [[], []]
-    bar = tqdm(total=repeats * (bool(names) + len(cold_names) + (log_row is not None)), desc="bench", unit="round",
+    design_rows = []
+    if ((full and not only) or (only and "design" in only)) and log_audit_available():
+        design_rows = [Row(f"release design (`vflattack design --target radius=0.1 --dataset {ds}`, d = 10, 29 "
+                           "candidates), wall time of the command in a fresh process, warm cache; per core: "
+                           "NUMBA_NUM_THREADS=1", "run", baseline="—") for ds in DESIGN_DATASETS]
+        for ds in DESIGN_DATASETS:   # compile once, outside the measurements
+            _design(ds, None)
+    bar = tqdm(total=repeats * (bool(names) + len(cold_names) + (log_row is not None) + len(design_rows)),
+               desc="bench", unit="round",
                disable=not progress, file=sys.stderr)
     rows: dict = {}
     reference = float("inf")
@@ -345,6 +371,11 @@ def run(repeats: int = 5, only=None, progress: bool = True, cold: bool = True,
             log_mb[0].append(m1)
             log_mb[1].append(m2)
             bar.update()
+        for ds, row in zip(DESIGN_DATASETS, design_rows):
+            bar.set_postfix_str(f"design {ds}, round {rnd + 1}")
+            row.ours_1.append(_design(ds, 1))
+            row.ours_all.append(_design(ds, None))
+            bar.update()
     bar.close()
     if log_row is not None:
         speedup = [a / b for a, b in zip(log_row.ours_1, log_row.ours_all)]
@@ -353,7 +384,7 @@ def run(repeats: int = 5, only=None, progress: bool = True, cold: bool = True,
                          f"({min(log_mb[1]):.0f}–{max(log_mb[1]):.0f}) with 2; 2 workers "
                          f"{statistics.median(speedup):.2f}× ({min(speedup):.2f}–{max(speedup):.2f}) the rows/s of 1")
     drift = max(calibrations) / min(calibrations) - 1.0 if calibrations else 0.0
-    out = [choose(rows[n]) for n in names] + cold_rows + ([log_row] if log_row is not None else [])
+    out = [choose(rows[n]) for n in names] + cold_rows + ([log_row] if log_row is not None else []) + design_rows
     for row in out:
         row.busy_at = busy_at
     return out, drift

@@ -94,11 +94,11 @@ def main(argv=None) -> int:
 
         if args.list:
             print("\n".join(list(_bench.DEFAULT)) + "\n" + "\n".join(f"{n} (--full)" for n in
-                                                                    list(_bench.FULL) + ["cold", "log_audit"]))
+                                                                    list(_bench.FULL) + ["cold", "log_audit", "design"]))
             return 0
         if args.repeats < 3:
             parser.error("--repeats must be >= 3 (the table reports a spread)")
-        unknown = sorted(set(args.only or ()) - set(_bench.CASES) - {"cold", "log_audit"})
+        unknown = sorted(set(args.only or ()) - set(_bench.CASES) - {"cold", "log_audit", "design"})
         if unknown:
             parser.error(f"--only: unknown row {unknown[0]!r}; see --list")
         if args.compare and not os.path.isfile(args.compare):

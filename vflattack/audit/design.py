@@ -125,7 +125,8 @@ class Candidate:
     ``median`` are the smallest and median certified value over the reachable records (the
     lower bound on r*/sqrt(d), or the narrowest feature range), or the measured leakage.
     ``agreement`` is the share of records whose published top class is the exact scores',
-    ``score_change`` the mean absolute change of a published probability.
+    ``score_change`` the mean absolute change of a published probability and ``max_change``
+    the largest.
     """
 
     release: str
@@ -140,6 +141,7 @@ class Candidate:
     median: float
     agreement: float
     score_change: float
+    max_change: float
     leakage: float
     seconds: float
 
@@ -152,9 +154,11 @@ class DesignResult:
     ----------
     target : Target
     release : Release or None
-        The finest release that meets the target over the kinds asked for (the one of
-        ``by_kind`` whose published probabilities move least, by mean absolute change);
-        None when no candidate meets it.
+        The finest release that meets the target over the kinds asked for: the one of
+        ``by_kind`` whose published probabilities move least, by the largest absolute change
+        (then the mean), so that noise, whose largest change grows with the batch, is chosen
+        over rounding only when it is finer for every record a consumer reads; None when no
+        candidate meets it.
     by_kind : dict
         ``{kind: Release or None}``, the finest release of each kind that meets the target.
     curve : list of Candidate
@@ -224,7 +228,7 @@ class DesignResult:
                 else "it is the finest candidate of its kind")
         return (f"the finest release meeting {t.spec} is {c.release} ({self.release.describe()}): it keeps "
                 f"{c.agreement:.1%} of the predicted classes and moves a probability by {c.score_change:.2g} on "
-                f"average; {step}{un}.")
+                f"average ({c.max_change:.2g} at most); {step}{un}.")
 
     def to_result(self) -> Result:
         """The design as a :class:`~vflattack.audit.protocol.Result` (kind ``"design"``) for
@@ -359,7 +363,8 @@ def design_release(model: VFLModel, Y: Any, X: Any = None, *, target: Any, score
     bar.update(1)
     reachable = _reachable(tgt, label, label_rec, N)
     ctx.reachable = reachable
-    label = ctx.summarise(Release("label"), label_rec, label_rec.pop("_seconds"))
+    # the label is judged on every record: it meets the target only if it protects them all
+    label = ctx.summarise(Release("label"), label_rec, label_rec.pop("_seconds"), np.ones(N, dtype=bool))
     curve, per = [], {}
     for rel in grid:
         cand, rec = ctx.evaluate(rel, reachable)
@@ -370,8 +375,8 @@ def design_release(model: VFLModel, Y: Any, X: Any = None, *, target: Any, score
     # the curve runs from the finest candidate of each kind to its coarsest: the first that meets
     firsts = {k: next((c for c in curve if c.kind == k and c.meets), None) for k in kinds}
     by_kind = {k: None if c is None else Release.parse(c.release) for k, c in firsts.items()}
-    met = [(c.score_change, kinds.index(k), k) for k, c in firsts.items() if c is not None]
-    release = by_kind[min(met)[2]] if met else None
+    met = [(c.max_change, c.score_change, kinds.index(k), k) for k, c in firsts.items() if c is not None]
+    release = by_kind[min(met)[3]] if met else None
     if tgt.kind != "leakage" and not leakage_curve:   # the measured leakage of the rows a reader compares
         wanted = [release.spec] if release is not None else []
         idx = {c.release: i for i, c in enumerate(curve)}
@@ -486,8 +491,9 @@ class _Context:
             return None, rec
         return self.summarise(rel, rec, time.perf_counter() - t0), rec
 
-    def summarise(self, rel: Release, rec: dict, seconds: float) -> Candidate:
-        reach = self.reachable
+    def summarise(self, rel: Release, rec: dict, seconds: float, reach: Any = None) -> Candidate:
+        """The curve's row of one release, judged on the records ``reach`` (default: the reachable ones)."""
+        reach = self.reachable if reach is None else reach
         pub = rec["published"]
         leak = float("nan")
         if self.target.kind == "leakage" or self.leakage_curve:
@@ -506,7 +512,7 @@ class _Context:
             worst = median = leak
         else:
             ok = rec["ok"]
-            meets = bool(np.all(ok[judged]))
+            meets = bool(judged.any() and np.all(ok[judged]))   # no record to judge: nothing is met
             certified, failing = int(np.sum(ok[judged])), int(np.sum(judged & ~ok))
             refuted = int(np.sum(judged & rec["refuted"]))
             vals = rec["value"][judged]
@@ -519,10 +525,11 @@ class _Context:
             shown = np.eye(self.P.shape[1])[self.top]
         else:
             shown = np.asarray(pub, dtype=float)
-        change = float(np.nanmean(np.abs(shown - self.P)))
+        moved = np.abs(shown - self.P)
+        change, largest = float(np.nanmean(moved)), float(np.nanmax(moved))
         param = float("nan") if rel.value is None else float(rel.value)
         return Candidate(rel.spec, rel.kind, param, meets, certified, failing, refuted, outside, worst, median,
-                         agreement, change, leak, seconds)
+                         agreement, change, largest, leak, seconds)
 
     def leakage(self, rel: Release, pub) -> float:
         """The prior's MSE minus the best prior-aware attack's, on the rows both reconstructed."""

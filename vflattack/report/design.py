@@ -23,7 +23,7 @@ class DesignReport(Report, kind="design", json_name="design.json", csv_name="cur
 
     csv_fields: ClassVar[tuple[str, ...]] = ("release", "kind", "parameter", "meets", "certified", "failing",
                                              "refuted", "outside", "worst", "median", "agreement",
-                                             "score_change", "leakage", "seconds")
+                                             "score_change", "max_change", "leakage", "seconds")
 
     def rows(self) -> list[dict]:
         return [_row(c) for c in self.records]
@@ -45,12 +45,12 @@ class DesignReport(Report, kind="design", json_name="design.json", csv_name="cur
                        f"({cfg['finer']}).")
         out.append("")
         out.append(f"  {'release':<22} {'meets':>5} {'certified':>9} {'failing':>7} {'outside':>7} {what:>15} "
-                   f"{'median':>8} {'top kept':>8} {'|change|':>9} {'leakage':>9}")
+                   f"{'median':>8} {'top kept':>8} {'|change|':>9} {'max':>8} {'leakage':>9}")
         for r in rows:
             mark = " <" if r["release"] == cfg.get("release") else ""
             out.append(f"  {r['release']:<22} {'yes' if r['meets'] else 'no':>5} {r['certified']:>9} "
                        f"{r['failing']:>7} {r['outside']:>7} {r['worst']:>15.4g} {r['median']:>8.4g} "
-                       f"{r['agreement']:>8.1%} {r['score_change']:>9.2g} {_leak(r['leakage']):>9}{mark}")
+                       f"{r['agreement']:>8.1%} {r['score_change']:>9.2g} {r['max_change']:>8.2g} {_leak(r['leakage']):>9}{mark}")
         if cfg.get("leakage_measured") is False:
             out.append("  (leakage: no passive features given, not measured)")
         else:
@@ -80,7 +80,7 @@ class DesignReport(Report, kind="design", json_name="design.json", csv_name="cur
     def html_tables(self, doc: dict) -> list:
         rows = doc.get("records", [])
         fields = ["release", "meets", "certified", "failing", "refuted", "outside", "worst", "median",
-                  "agreement", "score_change", "leakage"]
+                  "agreement", "score_change", "max_change", "leakage"]
         chosen = doc["config"].get("release")
         picks = [r for r in rows if r["release"] in (chosen, doc["config"].get("finer")) or r["kind"] == "label"]
         out = [("The chosen release, one step finer, and the label alone", None, picks, fields),
