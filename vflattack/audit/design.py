@@ -359,9 +359,9 @@ def design_release(model: VFLModel, Y: Any, X: Any = None, *, target: Any, score
     grid = [Release(k, float(v), confidence) for k in kinds
             for v in (sig if k in _NOISE else levels)]
     bar = tqdm(total=len(grid) + 1, desc="design", unit="release", disable=not progress, leave=False)
-    label, label_rec = ctx.evaluate(Release("label"), None)
+    _, label_rec = ctx.evaluate(Release("label"), None)   # what the label alone protects: the reachable records
     bar.update(1)
-    reachable = _reachable(tgt, label, label_rec, N)
+    reachable = np.ones(N, dtype=bool) if tgt.kind == "leakage" else label_rec["ok"].copy()
     ctx.reachable = reachable
     # the label is judged on every record: it meets the target only if it protects them all
     label = ctx.summarise(Release("label"), label_rec, label_rec.pop("_seconds"), np.ones(N, dtype=bool))
@@ -422,13 +422,6 @@ def _sigma(v) -> float:
     if not (np.isfinite(v) and v > 0):
         raise InvalidInputError(f"sigmas must be finite numbers > 0; got {v!r}")
     return v
-
-
-def _reachable(tgt, label, rec, N) -> np.ndarray:
-    """The records the label alone protects (every record for the leakage target)."""
-    if tgt.kind == "leakage":
-        return np.ones(N, dtype=bool)
-    return rec["ok"].copy()
 
 
 class _Context:
