@@ -90,6 +90,10 @@ def test_chosen_release_meets_by_the_attack_and_one_step_finer_fails():
     assert np.all(lower[optimal] >= tau * (1 - 1e-6))
     finer = res.finer
     assert finer is not None and not finer.meets and finer.refuted >= 1
+    # the binding records are exactly the ones one step finer leaves below the target
+    assert res.binding.size == finer.failing
+    assert np.all(res.records["finer_value"][res.binding] < tau)
+    assert np.all(res.records["value"][res.binding] >= tau)
     rel = va.Release.parse(finer.release)
     att = va.whitebox_attack(sc.model, rel.publish(sc.model, sc.Y, sc.X), sc.Y, ("exact",), release=rel)
     ok = np.array([s == va.attacks.whitebox.cc.Status.OPTIMAL for s in att.status["exact"]])
@@ -283,7 +287,7 @@ def test_report_files_and_html(tmp_path):
     assert doc["config"]["release"] == res.release.spec
     assert len(doc["records"]) == len(res.curve) + 1          # the curve and the label
     html = pathlib.Path(paths["html"]).read_text()
-    assert "design_curve.png" in html and "closest to the target" in html
+    assert "design_curve.png" in html and "The binding records" in html
     assert pathlib.Path(paths["records"]).read_text().splitlines()[0].startswith("record,value,upper,reachable,binding")
 
 

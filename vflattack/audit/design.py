@@ -166,8 +166,9 @@ class DesignResult:
     records : dict
         Per record (arrays of length N): ``value``, the certified value under ``release``
         (lower bound on r*/sqrt(d), or narrowest range); ``upper``, the upper bound on
-        r*/sqrt(d); ``reachable``; ``binding`` (fails one step finer); ``label_value`` and
-        ``label_upper``, the same under the label alone.
+        r*/sqrt(d); ``reachable``; ``binding`` (fails one step finer); ``finer_value``, the
+        certified value one step finer; ``label_value`` and ``label_upper``, the same under the
+        label alone.
     unreachable, proven_unreachable : ndarray
         Indices of the records the label alone does not protect, and of those no release
         that reveals the predicted class can protect.
@@ -235,9 +236,10 @@ class DesignResult:
         :func:`vflattack.report.render`: the curve and the label as records, the rest in the
         configuration."""
         rec = self.records
-        binding_rows = sorted(range(rec["value"].shape[0]),
-                              key=lambda i: (not np.isfinite(rec["value"][i]), rec["value"][i]))
-        reachable = [i for i in binding_rows if rec["reachable"][i]]
+        # the binding records first (smallest certificate one step finer), then the closest to the target
+        order = sorted(np.flatnonzero(rec["reachable"]).tolist(),
+                       key=lambda i: (not rec["binding"][i], rec["finer_value"][i] if rec["binding"][i] else 0.0,
+                                      not np.isfinite(rec["value"][i]), rec["value"][i]))
         config = dict(self.config, target=self.target.spec, target_words=self.target.describe(),
                       release=None if self.release is None else self.release.spec,
                       release_words=None if self.release is None else self.release.describe(),
@@ -250,9 +252,10 @@ class DesignResult:
                                       unreachable=self.unreachable.tolist(),
                                       proven_unreachable=self.proven_unreachable.tolist(),
                                       binding_records=self.binding.tolist()),
-                      closest={"rows": [{"record": int(i), "value": float(rec["value"][i]),
-                                         "upper": float(rec["upper"][i]), "binding": bool(rec["binding"][i]),
-                                         "label_value": float(rec["label_value"][i])} for i in reachable[:10]]})
+                      closest={"rows": [{"record": int(i), "binding": bool(rec["binding"][i]),
+                                         "value": float(rec["value"][i]), "upper": float(rec["upper"][i]),
+                                         "finer_value": float(rec["finer_value"][i]),
+                                         "label_value": float(rec["label_value"][i])} for i in order[:20]]})
         return Result("design", list(self.curve) + [self.label], config)
 
 
@@ -394,13 +397,17 @@ def design_release(model: VFLModel, Y: Any, X: Any = None, *, target: Any, score
         rec = per[release.spec]
         same = [c for c in curve if c.kind == release.kind]
         i = next(j for j, c in enumerate(same) if c.release == release.spec)
-        finer_ok = per[same[i - 1].release]["ok"] if i > 0 else np.ones(N, dtype=bool)
-        binding = reachable & ~finer_ok
+        finer = per[same[i - 1].release] if i > 0 else None
+        binding = reachable & ~finer["ok"] if finer is not None else np.zeros(N, dtype=bool)
+        if finer is not None and release.kind in _NOISE:   # rows outside the finer draw's intervals claim nothing
+            binding &= finer["valid"] & ~finer["empty"]
+        finer_value = finer["value"] if finer is not None else N_nan
     else:
         rec = {"value": N_nan, "upper": N_nan}
         binding = np.zeros(N, dtype=bool)
+        finer_value = N_nan
     records = {"value": rec["value"], "upper": rec["upper"], "reachable": reachable, "binding": binding,
-               "label_value": label_rec["value"], "label_upper": label_rec["upper"]}
+               "finer_value": finer_value, "label_value": label_rec["value"], "label_upper": label_rec["upper"]}
     unreachable = np.flatnonzero(~reachable)
     proven = np.flatnonzero(~reachable & (label_rec["refuted"]))
     config = {"kinds": list(kinds), "levels": list(levels), "sigmas": list(sig), "confidence": confidence,

@@ -66,7 +66,7 @@ class DesignReport(Report, kind="design", json_name="design.json", csv_name="cur
         """``records.csv``: per record, its certified value under the chosen release and under
         the label alone, whether it is reachable and whether it binds."""
         per = self.config.get("per_record", {})
-        keys = ("value", "upper", "reachable", "binding", "label_value", "label_upper")
+        keys = ("value", "upper", "reachable", "binding", "finer_value", "label_value", "label_upper")
         if not per or "value" not in per:
             return {}
         path = out / "records.csv"
@@ -87,8 +87,9 @@ class DesignReport(Report, kind="design", json_name="design.json", csv_name="cur
                ("Every candidate (the curve)", "records", rows, fields)]
         closest = doc["config"].get("closest", {}).get("rows", [])
         if closest:
-            out.append(("The records closest to the target under the chosen release", None, closest,
-                        list(closest[0])))
+            out.append(("The binding records (they fail one step finer), then the closest to the target: "
+                        "certified values under the chosen release, one step finer and the label alone", None,
+                        closest, list(closest[0])))
         return out
 
     def plots(self, out: pathlib.Path) -> dict:
