@@ -257,7 +257,6 @@ def _run(fam, seed, rows, found, intervals=False):
         got = _solve_all(A, lo, hi, B, s, t0, W)
         _check_base(A, lo, hi, B, got, found, refs, W)
         _check_equivariance(ref, got, unit, s, rank_deficient)
-        found["instances"] += rows * len(METHODS)
 
 
 @pytest.mark.parametrize("fam", FAMILIES)
@@ -267,7 +266,7 @@ def test_differential_family(fam, seed):
 
     found = Counter()
     _run(fam, 100 * seed + FAMILIES.index(fam), ROWS, found)
-    assert found["instances"] > 0
+    assert found["ranges rows"] > 0, "every reference set was empty: nothing was checked"
     _assert_budget(found)
 
 
@@ -280,7 +279,7 @@ def test_differential_family_on_interval_rows(fam, seed):
 
     found = Counter()
     _run(fam, 100 * seed + FAMILIES.index(fam), 4, found, intervals=True)
-    assert found["instances"] > 0
+    assert found["ranges rows"] > 0, "every reference set was empty: nothing was checked"
     _assert_budget(found)
 
 

@@ -113,6 +113,8 @@ def test_vflattack_has_its_own_errors():
 
     with pytest.raises(va.InvalidInputError) as info:
         va.train_vfl_model(np.zeros((4, 2)), np.zeros((4, 2)), np.array([0, 1, 0]))
-    assert isinstance(info.value, (va.VflattackError, ValueError, cc.InvalidInputError))
+    assert isinstance(info.value, va.VflattackError)
+    assert isinstance(info.value, ValueError)
+    assert isinstance(info.value, cc.InvalidInputError)
     assert issubclass(va.DatasetError, va.VflattackError) and issubclass(va.DatasetError, OSError)
     assert not issubclass(va.DatasetError, cc.ChebcenterError)
