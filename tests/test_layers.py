@@ -32,7 +32,7 @@ CHEBCENTER_LAYERS = (
 VFLATTACK_LAYERS = (
     ("vflattack._errors",),
     ("vflattack._validate",),
-    ("vflattack.datasets", "vflattack.model"),
+    ("vflattack.datasets", "vflattack.model", "vflattack.estimator"),
     ("vflattack.system", "vflattack.release"),
     ("vflattack.attacks",),
     ("vflattack.audit",),

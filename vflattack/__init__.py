@@ -48,6 +48,7 @@ __all__ = [
     "DEFAULT_METHODS",
     "DatasetError",
     "DesignResult",
+    "VFLClassifier",
     "Defence",
     "InvalidInputError",
     "LinearSystem",
@@ -70,6 +71,7 @@ __all__ = [
     "datasets",
     "design_release",
     "difference_matrix",
+    "from_sklearn",
     "orthogonal_defence",
     "refine_adversary_model",
     "release_to_bounds",
@@ -85,3 +87,12 @@ __all__ = [
     "verify_report",
     "whitebox_attack",
 ]
+
+
+def __getattr__(name: str):
+    # the scikit-learn estimator imports scikit-learn: only when it is asked for
+    if name in ("VFLClassifier", "from_sklearn"):
+        from . import estimator
+
+        return getattr(estimator, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

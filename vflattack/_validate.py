@@ -76,5 +76,5 @@ def as_labels(name: str, value: Any, n_rows: int) -> tuple[np.ndarray, np.ndarra
         raise InvalidInputError(f"{name} must have shape ({n_rows},): one label per sample; got shape {arr.shape}")
     classes, codes = np.unique(arr, return_inverse=True)
     if classes.size < 2:
-        raise InvalidInputError(f"{name} must contain at least 2 classes; got {classes.tolist()}")
+        raise InvalidInputError(f"{name} must contain at least 2 classes; got {classes.size} class: {classes.tolist()}")
     return codes.astype(np.int64), classes

@@ -239,12 +239,13 @@ class VFLModel:
 
 
 def fit_softmax(F: np.ndarray, targets: np.ndarray, weights: np.ndarray, l2: float,
-                theta0: np.ndarray, max_iter: int = 500):
+                theta0: np.ndarray, max_iter: int = 500, info: dict | None = None):
     r"""L-BFGS on the weighted soft-target softmax cross-entropy with L2 on W.
 
     Minimises ``sum_n w_n (-sum_j T_nj log softmax(W f_n + b)_j) + (l2/2) ||W||_F^2``
     (rows of ``targets`` sum to 1). Its gradient in the logits is
-    ``w_n (p_n - T_n)``. Returns ``(W, b, loss)``.
+    ``w_n (p_n - T_n)``. Returns ``(W, b, loss)``; ``info``, if given, receives the
+    iterations run (``n_iter``).
     """
     N, f = F.shape
     k = targets.shape[1]
@@ -259,18 +260,20 @@ def fit_softmax(F: np.ndarray, targets: np.ndarray, weights: np.ndarray, l2: flo
         return value, np.concatenate([grad_W.ravel(), G.sum(axis=0)])
 
     sol = minimize(loss, theta0, jac=True, method="L-BFGS-B", options={"maxiter": int(max_iter), "gtol": 1e-9})
+    if info is not None:
+        info["n_iter"] = int(sol.nit)
     return sol.x[: k * f].reshape(k, f), sol.x[k * f:], float(sol.fun)
 
 
 def train_vfl_model(Y: Any, X: Any, labels: Any, *, l2: float = 1e-3, max_iter: int = 500,
-                    rng: Any = 0) -> VFLModel:
+                    rng: Any = 0, info: dict | None = None) -> VFLModel:
     r"""Fit the split model by L-BFGS on the L2-regularised softmax cross-entropy.
 
     Minimises ``(1/N) sum_n -log softmax(W f_n + b)_{y_n} + (l2/2) ||W||_F^2``
     over ``W = [W_act, W_pas]`` and ``b`` (not regularised), with
     ``f = [y; x]``. Deterministic: the start is ``W = 0, b = 0`` plus a tiny
     jitter seeded by ``rng``, so the same arguments give the same model bit
-    for bit.
+    for bit. ``info``, if given, receives the L-BFGS iterations run (``n_iter``).
 
     Examples
     --------
@@ -293,6 +296,6 @@ def train_vfl_model(Y: Any, X: Any, labels: Any, *, l2: float = 1e-3, max_iter: 
     onehot = np.zeros((N, k))
     onehot[np.arange(N), codes] = 1.0
     theta0 = 1e-6 * np.random.default_rng(rng).standard_normal(k * (f + 1))
-    W, b, _ = fit_softmax(F, onehot, np.full(N, 1.0 / N), l2, theta0, max_iter)
+    W, b, _ = fit_softmax(F, onehot, np.full(N, 1.0 / N), l2, theta0, max_iter, info)
     d_a = Y.shape[1]
     return VFLModel(W[:, :d_a], W[:, d_a:], b, classes)
