@@ -195,19 +195,12 @@ class DesignResult:
     @property
     def chosen(self) -> Candidate | None:
         """The curve's row of :attr:`release`."""
-        if self.release is None:
-            return None
-        return next(c for c in self.curve if c.release == self.release.spec)
+        return _row(self.curve, self.release)
 
     @property
     def finer(self) -> Candidate | None:
         """The next finer candidate of the chosen kind (it fails), None if the chosen is its finest."""
-        c = self.chosen
-        if c is None:
-            return None
-        same = [r for r in self.curve if r.kind == c.kind]
-        i = same.index(c)
-        return same[i - 1] if i > 0 else None
+        return _finer(self.curve, self.release)
 
     @property
     def binding_share(self) -> float:
@@ -313,6 +306,46 @@ def design_release(model: VFLModel, Y: Any, X: Any = None, *, target: Any, score
     """
     from tqdm.auto import tqdm
 
+    tgt, kinds, levels, sig, X, P, logP, prior = _checked(model, Y, X, scores, target, kinds, levels, sigmas,
+                                                          confidence, prior)
+    N = P.shape[0]
+    ctx = _Context(model, Y, X, P, logP, prior, tgt, rng)
+    ctx.leakage_curve = bool(leakage_curve)
+    grid = [Release(k, float(v), confidence) for k in kinds for v in (sig if k in _NOISE else levels)]
+    bar = tqdm(total=len(grid) + 1, desc="design", unit="release", disable=not progress, leave=False)
+    _, label_rec = ctx.evaluate(Release("label"), None)   # what the label alone protects: the reachable records
+    bar.update(1)
+    reachable = np.ones(N, dtype=bool) if tgt.kind == "leakage" else label_rec["ok"].copy()
+    ctx.reachable = reachable
+    # the label is judged on every record: it meets the target only if it protects them all
+    label = ctx.summarise(Release("label"), label_rec, label_rec.pop("_seconds"), np.ones(N, dtype=bool))
+    curve, per = [], {}
+    for rel in grid:
+        cand, rec = ctx.evaluate(rel, reachable)
+        curve.append(cand)
+        per[rel.spec] = rec
+        bar.update(1)
+    bar.close()
+    by_kind, release = _choose(curve, kinds)
+    finer = _finer(curve, release)
+    if tgt.kind != "leakage" and not leakage_curve:   # the measured leakage of the rows a reader compares
+        for c in (_row(curve, release), finer):
+            if c is not None:
+                c.leakage = ctx.leakage(Release.parse(c.release), per[c.release]["published"])
+        label.leakage = ctx.leakage(Release("label"), label_rec["published"])
+    records = _records(release, finer, per, label_rec, reachable)
+    config = {"kinds": list(kinds), "levels": list(levels), "sigmas": list(sig), "confidence": confidence,
+              "records": N, "n_passive": model.n_passive, "n_classes": model.n_classes,
+              "leakage_measured": X is not None and prior is not None,
+              "leakage_curve": bool(leakage_curve) or tgt.kind == "leakage"}
+    return DesignResult(tgt, release, by_kind, curve, records, np.flatnonzero(~reachable),
+                        np.flatnonzero(~reachable & label_rec["refuted"]), np.flatnonzero(records["binding"]), label,
+                        config)
+
+
+def _checked(model, Y, X, scores, target, kinds, levels, sigmas, confidence, prior) -> tuple:
+    """The design's arguments, checked: ``(target, kinds, levels finest first, sigmas finest
+    first, X, P, log P, prior)``."""
     if not isinstance(model, VFLModel):
         raise InvalidInputError(f"model must be a VFLModel; got {type(model).__name__}")
     tgt = Target.parse(target)
@@ -349,73 +382,53 @@ def design_release(model: VFLModel, Y: Any, X: Any = None, *, target: Any, score
         raise InvalidInputError(f"X has {X.shape[0]} rows, the scores {N}")
     if N == 0:
         raise InvalidInputError("the design needs at least one record")
-    if tgt.kind == "leakage":
-        if X is None:
-            raise InvalidInputError("target leakage= measures the attacks against the true passive features: give X")
+    if tgt.kind == "leakage" and X is None:
+        raise InvalidInputError("target leakage= measures the attacks against the true passive features: give X")
     if prior is None and X is not None and N >= 2:
         prior = Prior.from_data(X)
     if prior is not None and not isinstance(prior, Prior):
         raise InvalidInputError(f"prior must be a vflattack.Prior; got {type(prior).__name__}")
+    return tgt, kinds, levels, sig, X, P, logP, prior
 
-    ctx = _Context(model, Y, X, P, logP, prior, tgt, rng)
-    ctx.leakage_curve = bool(leakage_curve)
-    grid = [Release(k, float(v), confidence) for k in kinds
-            for v in (sig if k in _NOISE else levels)]
-    bar = tqdm(total=len(grid) + 1, desc="design", unit="release", disable=not progress, leave=False)
-    _, label_rec = ctx.evaluate(Release("label"), None)   # what the label alone protects: the reachable records
-    bar.update(1)
-    reachable = np.ones(N, dtype=bool) if tgt.kind == "leakage" else label_rec["ok"].copy()
-    ctx.reachable = reachable
-    # the label is judged on every record: it meets the target only if it protects them all
-    label = ctx.summarise(Release("label"), label_rec, label_rec.pop("_seconds"), np.ones(N, dtype=bool))
-    curve, per = [], {}
-    for rel in grid:
-        cand, rec = ctx.evaluate(rel, reachable)
-        curve.append(cand)
-        per[rel.spec] = rec
-        bar.update(1)
-    bar.close()
-    # the curve runs from the finest candidate of each kind to its coarsest: the first that meets
+
+def _choose(curve, kinds) -> tuple:
+    """``(by_kind, release)``: each kind's first candidate that meets the target (the curve
+    runs from a kind's finest candidate to its coarsest), and among them the one whose
+    published values move least at most, then on average."""
     firsts = {k: next((c for c in curve if c.kind == k and c.meets), None) for k in kinds}
     by_kind = {k: None if c is None else Release.parse(c.release) for k, c in firsts.items()}
     met = [(c.max_change, c.score_change, kinds.index(k), k) for k, c in firsts.items() if c is not None]
-    release = by_kind[min(met)[3]] if met else None
-    if tgt.kind != "leakage" and not leakage_curve:   # the measured leakage of the rows a reader compares
-        wanted = [release.spec] if release is not None else []
-        idx = {c.release: i for i, c in enumerate(curve)}
-        if release is not None:
-            same = [c for c in curve if c.kind == release.kind]
-            i = next(j for j, c in enumerate(same) if c.release == release.spec)
-            if i > 0:
-                wanted.append(same[i - 1].release)
-        for spec in wanted:
-            c = curve[idx[spec]]
-            c.leakage = ctx.leakage(Release.parse(spec), per[spec]["published"])
-        label.leakage = ctx.leakage(Release("label"), label_rec["published"])
-    N_nan = np.full(N, np.nan)
-    if release is not None:
-        rec = per[release.spec]
-        same = [c for c in curve if c.kind == release.kind]
-        i = next(j for j, c in enumerate(same) if c.release == release.spec)
-        finer = per[same[i - 1].release] if i > 0 else None
-        binding = reachable & ~finer["ok"] if finer is not None else np.zeros(N, dtype=bool)
-        if finer is not None and release.kind in _NOISE:   # rows outside the finer draw's intervals claim nothing
-            binding &= finer["valid"] & ~finer["empty"]
-        finer_value = finer["value"] if finer is not None else N_nan
-    else:
-        rec = {"value": N_nan, "upper": N_nan}
-        binding = np.zeros(N, dtype=bool)
-        finer_value = N_nan
-    records = {"value": rec["value"], "upper": rec["upper"], "reachable": reachable, "binding": binding,
-               "finer_value": finer_value, "label_value": label_rec["value"], "label_upper": label_rec["upper"]}
-    unreachable = np.flatnonzero(~reachable)
-    proven = np.flatnonzero(~reachable & (label_rec["refuted"]))
-    config = {"kinds": list(kinds), "levels": list(levels), "sigmas": list(sig), "confidence": confidence,
-              "records": N, "n_passive": model.n_passive, "n_classes": model.n_classes,
-              "leakage_measured": X is not None and prior is not None,
-              "leakage_curve": bool(leakage_curve) or tgt.kind == "leakage"}
-    return DesignResult(tgt, release, by_kind, curve, records, unreachable, proven, np.flatnonzero(binding), label,
-                        config)
+    return by_kind, (by_kind[min(met)[3]] if met else None)
+
+
+def _row(curve, release):
+    return None if release is None else next(c for c in curve if c.release == release.spec)
+
+
+def _finer(curve, release):
+    """The candidate one step finer than ``release`` in its kind, None at the finest."""
+    if release is None:
+        return None
+    same = [c for c in curve if c.kind == release.kind]
+    i = next(j for j, c in enumerate(same) if c.release == release.spec)
+    return same[i - 1] if i > 0 else None
+
+
+def _records(release, finer, per, label_rec, reachable) -> dict:
+    """The per-record arrays of :attr:`DesignResult.records`."""
+    N = reachable.shape[0]
+    nan = np.full(N, np.nan)
+    rec = per[release.spec] if release is not None else {"value": nan, "upper": nan}
+    binding = np.zeros(N, dtype=bool)
+    finer_value = nan
+    if finer is not None:
+        f = per[finer.release]
+        binding = reachable & ~f["ok"]
+        if release.kind in _NOISE:   # rows outside the finer draw's intervals claim nothing
+            binding &= f["valid"] & ~f["empty"]
+        finer_value = f["value"]
+    return {"value": rec["value"], "upper": rec["upper"], "reachable": reachable, "binding": binding,
+            "finer_value": finer_value, "label_value": label_rec["value"], "label_upper": label_rec["upper"]}
 
 
 def _level(v) -> int:
