@@ -114,6 +114,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="vflattack", description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
+    _add_audit(sub)
+    _add_sweep(sub)
+    _add_known_input(sub)
+    _add_design(sub)
+    _add_export_log(sub)
+    return parser
+
+
+def _add_audit(sub) -> None:
     audit = sub.add_parser(
         "audit", help="attack one dataset and print the MSE per estimator",
         description="Train a VFL logistic regression, attack its confidence scores (white-box) and print "
@@ -164,6 +173,9 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--lam", type=_float_in(0.0, low_open=False), default=1.0,
                        help="weight of the observed-score loss in the RAM (default 1)")
     _add_shared_options(audit, DEFAULT_METHODS + BASELINES + PRIOR_METHODS, None)
+
+
+def _add_sweep(sub) -> None:
     sweep = sub.add_parser(
         "sweep", help="the papers' experiment: MSE vs number of passive features, per dataset",
         description="For each dataset, run the audit for d = 1 .. max passive features and write the "
@@ -174,6 +186,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="largest d (default 10; capped at the dataset's feature count - 1)")
     sweep.add_argument("--step", type=_positive_int, default=1, help="step between d values (default 1)")
     _add_shared_options(sweep, SWEEP_METHODS, 1000)
+
+
+def _add_known_input(sub) -> None:
     ki = sub.add_parser(
         "known-input", help="known-input attack on distance-preserving perturbation (and on the VFL defence)",
         description="Perturb a dataset by a random rotation (+ translation) and a secret permutation, give the "
@@ -199,6 +214,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_predict_fraction(ki)
     ki.add_argument("--out", default=None, metavar="DIR",
                     help="write known_input.json and manifest.json into DIR (atomically, as for audit)")
+
+
+def _add_design(sub) -> None:
     de = sub.add_parser(
         "design", help="the finest release that meets a certified privacy target",
         description="Evaluate every candidate release (decimals and significant digits 1..8, a grid of noise "
@@ -236,6 +254,9 @@ def build_parser() -> argparse.ArgumentParser:
     de.add_argument("--out", default=None, metavar="DIR",
                     help="write design.json, curve.csv, records.csv, the plot and report.html into DIR")
     de.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+
+def _add_export_log(sub) -> None:
     ex = sub.add_parser(
         "export-log", help="write a model file and prediction logs from a dataset (to try the log audit)",
         description="Train the split model on a dataset (the audit's protocol) and write DIR/model.json, "
@@ -252,7 +273,6 @@ def build_parser() -> argparse.ArgumentParser:
                     help="log the scores as this release publishes them (default exact log-probabilities): round:K "
                          "writes p0.. rounded, label writes label, top1:K writes label and p_top, ...")
     ex.add_argument("--out", required=True, metavar="DIR", help="a new or empty directory")
-    return parser
 
 
 def _read_prior(path):
@@ -330,7 +350,7 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def _export_log(args) -> int:
+def _export_log(args, progress: bool = False) -> int:
     import pathlib
 
     import numpy as np
@@ -456,78 +476,98 @@ def _compile_helper(args):
 
 
 def main(argv=None) -> int:
-    """Entry point of the ``vflattack`` console script; returns the exit code."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    """Entry point of the ``vflattack`` console script; returns the exit code: parse the
+    arguments, check ``--out`` before any work, run the subcommand (which computes, then
+    prints and writes its report)."""
+    args = build_parser().parse_args(argv)
     progress = not getattr(args, "no_progress", False)
     if args.out is not None:  # before any work: an unusable --out fails now, not after the computation
         try:
             check_out_dir(args.out)
         except cc.InvalidInputError as exc:
             return _fail(exc)
-    if args.command == "known-input":
-        from .audit import run_known_input
-
-        try:
-            report = render(run_known_input(args.dataset, data_dir=args.data_dir, known=args.known, epsilon=args.epsilon,
-                                     trials=args.trials, records=args.records, translation=args.translation,
-                                     normalize=args.normalize, vfl=args.vfl, passive=args.passive, seed=args.seed,
-                                     predict_fraction=args.predict_fraction, decimals=args.decimals))
-        except (datasets.DatasetError, cc.InvalidInputError) as exc:
-            return _fail(exc)
-        print(report.table())
-        if args.out is not None:
-            _write(args.out, [("", report)])
-        return 0
-    if args.command == "export-log":
-        return _export_log(args)
-    if args.command == "design":
-        return _design(args, progress)
     if args.command == "audit" and (args.model or args.log):
         return _audit_log(args, progress)
-    if (args.command == "audit" and (set(args.attacks) - {"whitebox"} or args.defence)
+    return _COMMANDS[args.command](args, progress)
+
+
+def _known_input(args, progress) -> int:
+    from .audit import run_known_input
+
+    try:
+        result = run_known_input(args.dataset, data_dir=args.data_dir, known=args.known, epsilon=args.epsilon,
+                                 trials=args.trials, records=args.records, translation=args.translation,
+                                 normalize=args.normalize, vfl=args.vfl, passive=args.passive, seed=args.seed,
+                                 predict_fraction=args.predict_fraction, decimals=args.decimals)
+    except (datasets.DatasetError, cc.InvalidInputError) as exc:
+        return _fail(exc)
+    return _render(args, [result])
+
+
+def _audit(args, progress) -> int:
+    """``vflattack audit`` on a dataset: the white-box audit (or the precision sweep), and the
+    threat and defence audits asked for."""
+    if ((set(args.attacks) - {"whitebox"} or args.defence)
             and any(r != "exact" and not getattr(r, "exact", False) for r in args.release or [])):
         return _fail(cc.InvalidInputError(
             "--release applies to the white-box audit (and its prior-aware attacks); the black-box, agnostic and "
             "defence audits model adversaries of exact scores: run them without --release"))
+    results = []
     helper = _compile_helper(args)
     try:
-        if args.command == "audit":
-            results = []
-            if "whitebox" in args.attacks:
-                prior_data = _read_prior(args.prior_file) if args.prior_file else None
-                releases = _releases(args.release)
-                options = dict(methods=args.methods, seeds=args.seeds, n_predictions=args.predictions,
-                               data_dir=args.data_dir, predict_fraction=args.predict_fraction, progress=progress,
-                               passive_columns=args.passive_columns, prior_data=prior_data, tau=args.tau,
-                               radius_threshold=args.radius_threshold)
-                if len(releases) > 1:
-                    from .audit import run_release_sweep
+        if "whitebox" in args.attacks:
+            prior_data = _read_prior(args.prior_file) if args.prior_file else None
+            releases = _releases(args.release)
+            options = dict(methods=args.methods, seeds=args.seeds, n_predictions=args.predictions,
+                           data_dir=args.data_dir, predict_fraction=args.predict_fraction, progress=progress,
+                           passive_columns=args.passive_columns, prior_data=prior_data, tau=args.tau,
+                           radius_threshold=args.radius_threshold)
+            if len(releases) > 1:
+                from .audit import run_release_sweep
 
-                    results.append(run_release_sweep(args.dataset, args.passive, releases, **options))
-                else:
-                    results.append(run_audit(args.dataset, args.passive, release=None if releases[0].exact else releases[0],
-                                             **options))
-            if set(args.attacks) - {"whitebox"} or args.defence:
-                from .audit import run_threat_audit
+                results.append(run_release_sweep(args.dataset, args.passive, releases, **options))
+            else:
+                results.append(run_audit(args.dataset, args.passive, release=None if releases[0].exact else releases[0],
+                                         **options))
+        if set(args.attacks) - {"whitebox"} or args.defence:
+            from .audit import run_threat_audit
 
-                for d in args.passive:
-                    results.append(run_threat_audit(
-                        args.dataset, d, args.seeds, args.data_dir, args.predictions, args.observed, args.lam,
-                        args.epsilons if args.defence else (), args.defence, relative=True,
-                        blackbox="blackbox" in args.attacks, predict_fraction=args.predict_fraction))
-        else:
-            results = []
-            for name in args.datasets:
-                F, _ = datasets.load(name, args.data_dir)
-                ds = list(range(1, min(args.max_passive, F.shape[1] - 1) + 1, args.step))
-                results.append(run_audit(name, ds, args.methods, args.seeds, args.predictions, args.data_dir,
-                                         predict_fraction=args.predict_fraction, progress=progress))
+            for d in args.passive:
+                results.append(run_threat_audit(
+                    args.dataset, d, args.seeds, args.data_dir, args.predictions, args.observed, args.lam,
+                    args.epsilons if args.defence else (), args.defence, relative=True,
+                    blackbox="blackbox" in args.attacks, predict_fraction=args.predict_fraction))
     except (datasets.DatasetError, cc.InvalidInputError) as exc:
         return _fail(exc)
     finally:
         if helper is not None:
             helper.stop()
+    return _render(args, results, several_d=len(args.passive) > 1)
+
+
+def _sweep(args, progress) -> int:
+    """``vflattack sweep``: the audit for d = 1 .. max passive features on each dataset."""
+    results = []
+    helper = _compile_helper(args)
+    try:
+        for name in args.datasets:
+            F, _ = datasets.load(name, args.data_dir)
+            ds = list(range(1, min(args.max_passive, F.shape[1] - 1) + 1, args.step))
+            results.append(run_audit(name, ds, args.methods, args.seeds, args.predictions, args.data_dir,
+                                     predict_fraction=args.predict_fraction, progress=progress))
+    except (datasets.DatasetError, cc.InvalidInputError) as exc:
+        return _fail(exc)
+    finally:
+        if helper is not None:
+            helper.stop()
+    return _render(args, results)
+
+
+def _render(args, results, several_d: bool = False) -> int:
+    """Print each result's report (and a sweep's audits); with ``--out``, write them into one
+    report directory (a subdirectory per dataset, per d for threat audits, per release)."""
+    import pathlib
+
     reports = [render(r) for r in results]
     for res, rep in zip(results, reports):
         print(rep.table())
@@ -535,23 +575,26 @@ def main(argv=None) -> int:
         for part in res.parts:   # the sweep's audits, one per release
             print(render(part).table())
             print()
-    if args.out is not None:
-        import pathlib
-
-        several_datasets = len({rep.config["dataset"] for rep in reports}) > 1
-        several_d = args.command == "audit" and len(args.passive) > 1
-        placed = []
-        for res, rep in zip(results, reports):
-            sub = pathlib.Path(rep.config["dataset"]) if several_datasets else pathlib.Path()
-            if several_d and rep.kind == "threats":
-                sub = sub / f"d{rep.config['n_passive']}"
-            placed.append((sub, rep))
-            placed += [(sub / release_dirname(part.config["release"]), render(part)) for part in res.parts]
-        try:
-            _write(args.out, placed)
-        except cc.InvalidInputError as exc:  # --out changed under us while computing
-            return _fail(exc)
+    if args.out is None:
+        return 0
+    several_datasets = len({rep.config.get("dataset") for rep in reports}) > 1
+    placed = []
+    for res, rep in zip(results, reports):
+        sub = pathlib.Path(rep.config["dataset"]) if several_datasets else pathlib.Path()
+        if several_d and rep.kind == "threats":
+            sub = sub / f"d{rep.config['n_passive']}"
+        placed.append((sub, rep))
+        placed += [(sub / release_dirname(part.config["release"]), render(part)) for part in res.parts]
+    try:
+        _write(args.out, placed)
+    except cc.InvalidInputError as exc:  # --out changed under us while computing
+        return _fail(exc)
     return 0
+
+
+#: each subcommand's runner (``audit --log`` is the log audit's, :func:`_audit_log`)
+_COMMANDS = {"audit": _audit, "sweep": _sweep, "known-input": _known_input, "design": _design,
+             "export-log": _export_log}
 
 
 if __name__ == "__main__":  # pragma: no cover

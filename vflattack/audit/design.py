@@ -260,38 +260,28 @@ def design_release(model: VFLModel, Y: Any, X: Any = None, *, target: Any, score
 
     Parameters
     ----------
-    model : VFLModel
-    Y : array (N, d_a)
-        The records' active features (None when the model has none).
-    X : array (N, d), optional
-        Their passive features: the exact scores come from them, and the ``leakage`` target
-        (and the curve's leakage column) needs them. Without ``X``, give ``scores``.
+    model, Y : VFLModel, array (N, d_a)
+        The split model, and the records' active features (None when the model has none).
+    X, scores : arrays (N, d) and (N, k), one of them at least
+        The passive features (the leakage needs them), or the exact probabilities (e.g. a log's).
     target : str or Target
         ``"radius=TAU"``, ``"leakage=EPS"`` or ``"pinned=P"``.
-    scores : array (N, k), optional
-        The exact probabilities (e.g. from a prediction log), instead of computing them from X.
     kinds : sequence of str
         Release kinds to search, among :data:`DESIGN_KINDS`.
     levels, sigmas : sequences
-        The decimals / significant digits tried (default 1..8) and the noise scales (default
-        :data:`SIGMAS`).
+        The decimals / significant digits tried (default 1..8), the noise scales (:data:`SIGMAS`).
     confidence : float
         The noise releases' certificates hold with this probability per record.
     prior : Prior, optional
         The adversary's prior for the prior-aware attacks (default: ``Prior.from_data(X)``).
     rng : seed
-        The noise draws (one per candidate, the same seed for each).
-    leakage_curve : bool
-        Measure the leakage beyond the prior (the prior-aware attacks; needs ``X``) on every
-        candidate. By default it is measured on the chosen release, the next finer and the
-        label only (and on every candidate for the ``leakage`` target): the attacks cost
-        more than the certificates.
-    progress : bool
-        A progress bar over the candidates.
+        The noise draws (one per candidate, each from this seed).
+    leakage_curve, progress : bool
+        Measure the leakage beyond the prior on every candidate (by default on the chosen
+        release, one step finer and the label: the attacks cost more than the certificates;
+        always for the ``leakage`` target); show a progress bar.
 
-    Returns
-    -------
-    DesignResult
+    Returns a :class:`DesignResult`.
 
     Examples
     --------
@@ -320,10 +310,9 @@ def design_release(model: VFLModel, Y: Any, X: Any = None, *, target: Any, score
     # the label is judged on every record: it meets the target only if it protects them all
     label = ctx.summarise(Release("label"), label_rec, label_rec.pop("_seconds"), np.ones(N, dtype=bool))
     curve, per = [], {}
-    for rel in grid:
-        cand, rec = ctx.evaluate(rel, reachable)
+    for cand, rec in (ctx.evaluate(rel, reachable) for rel in grid):
         curve.append(cand)
-        per[rel.spec] = rec
+        per[cand.release] = rec
         bar.update(1)
     bar.close()
     by_kind, release = _choose(curve, kinds)
@@ -334,13 +323,11 @@ def design_release(model: VFLModel, Y: Any, X: Any = None, *, target: Any, score
                 c.leakage = ctx.leakage(Release.parse(c.release), per[c.release]["published"])
         label.leakage = ctx.leakage(Release("label"), label_rec["published"])
     records = _records(release, finer, per, label_rec, reachable)
-    config = {"kinds": list(kinds), "levels": list(levels), "sigmas": list(sig), "confidence": confidence,
-              "records": N, "n_passive": model.n_passive, "n_classes": model.n_classes,
-              "leakage_measured": X is not None and prior is not None,
-              "leakage_curve": bool(leakage_curve) or tgt.kind == "leakage"}
+    config = dict(kinds=list(kinds), levels=list(levels), sigmas=list(sig), confidence=confidence, records=N,
+                  n_passive=model.n_passive, n_classes=model.n_classes, leakage_measured=prior is not None and X is not None,
+                  leakage_curve=bool(leakage_curve) or tgt.kind == "leakage")
     return DesignResult(tgt, release, by_kind, curve, records, np.flatnonzero(~reachable),
-                        np.flatnonzero(~reachable & label_rec["refuted"]), np.flatnonzero(records["binding"]), label,
-                        config)
+                        np.flatnonzero(~reachable & label_rec["refuted"]), np.flatnonzero(records["binding"]), label, config)
 
 
 def _checked(model, Y, X, scores, target, kinds, levels, sigmas, confidence, prior) -> tuple:
