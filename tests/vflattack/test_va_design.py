@@ -317,3 +317,40 @@ def test_cli_design_on_a_prediction_log(tmp_path, capsys):
                 "--passive", "4"])
     assert rc2 == rc and capsys.readouterr().out.splitlines()[0] == text.splitlines()[0]
     assert main(["design", "--target", "radius=0.1", "--model", str(logdir / "model.json")]) == 2
+
+
+def test_leakage_target_binds_no_record_and_needs_a_prior():
+    rng = np.random.default_rng(1)
+    m = va.VFLModel(rng.normal(size=(3, 2)), rng.normal(size=(3, 3)) * 3, rng.normal(size=3))
+    Y, X = rng.normal(size=(6, 2)), rng.uniform(size=(6, 3))
+    res = va.design_release(m, Y, X, target="leakage=0.02", kinds=("round",), levels=(1, 2, 3, 4))
+    assert res.binding.size == 0 and not res.records["binding"].any()
+    if res.finer is not None:
+        assert f"leakage {res.finer.leakage:.3g} > 0.02" in res.headline()
+    one = va.VFLModel(np.zeros((2, 0)), np.array([[0.0, 0.0], [1.0, 2.0]]), np.zeros(2))
+    with pytest.raises(va.InvalidInputError, match="needs the adversary's prior"):
+        va.design_release(one, None, np.array([[0.2, 0.3]]), target="leakage=0.5", kinds=("round",))
+
+
+def test_the_chosen_release_is_the_one_evaluated():
+    # a sigma and a confidence that their 6-digit names would round
+    m = _one_feature(4.0, -2.0)
+    res = va.design_release(m, None, np.array([[0.5], [0.9]]), target="radius=0.01", kinds=("gaussian",),
+                            sigmas=(0.012345649,), confidence=0.9999999)
+    assert res.release is not None
+    assert res.release.value == 0.012345649 and res.release.confidence == 0.9999999
+    with pytest.raises(va.InvalidInputError, match="sigmas must differ"):
+        va.design_release(m, None, np.array([[0.5]]), target="radius=0.01", kinds=("gaussian",),
+                          sigmas=(0.01, 0.0100000001))
+
+
+@pytest.mark.parametrize("levels", [[float("nan")], [float("inf")], ["x"], [2.5], [True]])
+def test_bad_levels_are_invalid_input(levels):
+    with pytest.raises(va.InvalidInputError, match="levels must be integers"):
+        va.design_release(_one_feature(_W, _B), None, np.array([[0.5]]), target="radius=0.1", levels=levels)
+
+
+@pytest.mark.parametrize("sigmas", [["x"], [float("nan")], [-1.0], [True]])
+def test_bad_sigmas_are_invalid_input(sigmas):
+    with pytest.raises(va.InvalidInputError, match="sigmas must be"):
+        va.design_release(_one_feature(_W, _B), None, np.array([[0.5]]), target="radius=0.1", sigmas=sigmas)

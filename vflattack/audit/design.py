@@ -218,8 +218,12 @@ class DesignResult:
             return (f"no release of kinds {', '.join(self.config.get('kinds', []))} meets {t.spec} on these "
                     f"{n} records ({label}){un}.")
         c, f = self.chosen, self.finer
-        step = (f"one step finer, {f.release} fails ({f.failing} record(s) below the target)" if f is not None
-                else "it is the finest candidate of its kind")
+        if f is None:
+            step = "it is the finest candidate of its kind"
+        elif t.kind == "leakage":
+            step = f"one step finer, {f.release} fails (leakage {f.leakage:.3g} > {t.value:g})"
+        else:
+            step = f"one step finer, {f.release} fails ({f.failing} record(s) below the target)"
         return (f"the finest release meeting {t.spec} is {c.release} ({self.release.describe()}): it keeps "
                 f"{c.agreement:.1%} of the predicted classes and moves a probability by {c.score_change:.2g} on "
                 f"average ({c.max_change:.2g} at most); {step}{un}.")
@@ -302,6 +306,10 @@ def design_release(model: VFLModel, Y: Any, X: Any = None, *, target: Any, score
     ctx = _Context(model, Y, X, P, logP, prior, tgt, rng)
     ctx.leakage_curve = bool(leakage_curve)
     grid = [Release(k, float(v), confidence) for k in kinds for v in (sig if k in _NOISE else levels)]
+    specs = [r.spec for r in grid]
+    if len(set(specs)) < len(specs):
+        raise InvalidInputError("sigmas must differ in their first 6 significant digits (the releases' names); got "
+                                f"{[s for s in specs if specs.count(s) > 1]}")
     bar = tqdm(total=len(grid) + 1, desc="design", unit="release", disable=not progress, leave=False)
     _, label_rec = ctx.evaluate(Release("label"), None)   # what the label alone protects: the reachable records
     bar.update(1)
@@ -310,19 +318,19 @@ def design_release(model: VFLModel, Y: Any, X: Any = None, *, target: Any, score
     # the label is judged on every record: it meets the target only if it protects them all
     label = ctx.summarise(Release("label"), label_rec, label_rec.pop("_seconds"), np.ones(N, dtype=bool))
     curve, per = [], {}
-    for cand, rec in (ctx.evaluate(rel, reachable) for rel in grid):
+    for rel, (cand, rec) in ((rel, ctx.evaluate(rel, reachable)) for rel in grid):
         curve.append(cand)
-        per[cand.release] = rec
+        per[cand.release] = rec | {"release": rel}
         bar.update(1)
     bar.close()
-    by_kind, release = _choose(curve, kinds)
+    by_kind, release = _choose(curve, kinds, per)
     finer = _finer(curve, release)
     if tgt.kind != "leakage" and not leakage_curve:   # the measured leakage of the rows a reader compares
         for c in (_row(curve, release), finer):
             if c is not None:
-                c.leakage = ctx.leakage(Release.parse(c.release), per[c.release]["published"])
+                c.leakage = ctx.leakage(per[c.release]["release"], per[c.release]["published"])
         label.leakage = ctx.leakage(Release("label"), label_rec["published"])
-    records = _records(release, finer, per, label_rec, reachable)
+    records = _records(release, finer, per, label_rec, reachable, tgt.kind != "leakage")
     config = dict(kinds=list(kinds), levels=list(levels), sigmas=list(sig), confidence=confidence, records=N,
                   n_passive=model.n_passive, n_classes=model.n_classes, leakage_measured=prior is not None and X is not None,
                   leakage_curve=bool(leakage_curve) or tgt.kind == "leakage")
@@ -373,17 +381,20 @@ def _checked(model, Y, X, scores, target, kinds, levels, sigmas, confidence, pri
         raise InvalidInputError("target leakage= measures the attacks against the true passive features: give X")
     if prior is None and X is not None and N >= 2:
         prior = Prior.from_data(X)
+    if tgt.kind == "leakage" and prior is None:
+        raise InvalidInputError("target leakage= needs the adversary's prior: give prior= (Prior.from_data on "
+                                "auxiliary records) or at least 2 records to estimate it from")
     if prior is not None and not isinstance(prior, Prior):
         raise InvalidInputError(f"prior must be a vflattack.Prior; got {type(prior).__name__}")
     return tgt, kinds, levels, sig, X, P, logP, prior
 
 
-def _choose(curve, kinds) -> tuple:
+def _choose(curve, kinds, per) -> tuple:
     """``(by_kind, release)``: each kind's first candidate that meets the target (the curve
     runs from a kind's finest candidate to its coarsest), and among them the one whose
     published values move least at most, then on average."""
     firsts = {k: next((c for c in curve if c.kind == k and c.meets), None) for k in kinds}
-    by_kind = {k: None if c is None else Release.parse(c.release) for k, c in firsts.items()}
+    by_kind = {k: None if c is None else per[c.release]["release"] for k, c in firsts.items()}
     met = [(c.max_change, c.score_change, kinds.index(k), k) for k, c in firsts.items() if c is not None]
     return by_kind, (by_kind[min(met)[3]] if met else None)
 
@@ -401,14 +412,14 @@ def _finer(curve, release):
     return same[i - 1] if i > 0 else None
 
 
-def _records(release, finer, per, label_rec, reachable) -> dict:
+def _records(release, finer, per, label_rec, reachable, per_record: bool = True) -> dict:
     """The per-record arrays of :attr:`DesignResult.records`."""
     N = reachable.shape[0]
     nan = np.full(N, np.nan)
     rec = per[release.spec] if release is not None else {"value": nan, "upper": nan}
     binding = np.zeros(N, dtype=bool)
     finer_value = nan
-    if finer is not None:
+    if finer is not None and per_record:   # the leakage target is one number: no record binds
         f = per[finer.release]
         binding = reachable & ~f["ok"]
         if release.kind in _NOISE:   # rows outside the finer draw's intervals claim nothing
@@ -419,16 +430,23 @@ def _records(release, finer, per, label_rec, reachable) -> dict:
 
 
 def _level(v) -> int:
-    if isinstance(v, bool) or not float(v) == int(v) or not 1 <= int(v) <= 17:
+    try:
+        ok = not isinstance(v, bool) and np.isfinite(float(v)) and float(v) == int(v) and 1 <= int(v) <= 17
+    except (TypeError, ValueError, OverflowError):
+        ok = False
+    if not ok:
         raise InvalidInputError(f"levels must be integers from 1 to 17 (decimals or significant digits); got {v!r}")
     return int(v)
 
 
 def _sigma(v) -> float:
-    v = float(v)
-    if not (np.isfinite(v) and v > 0):
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        x = float("nan")
+    if isinstance(v, bool) or not (np.isfinite(x) and x > 0):
         raise InvalidInputError(f"sigmas must be finite numbers > 0; got {v!r}")
-    return v
+    return x
 
 
 class _Context:

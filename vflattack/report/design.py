@@ -31,11 +31,15 @@ class DesignReport(Report, kind="design", json_name="design.json", csv_name="cur
     def table(self) -> str:
         cfg, rows = self.config, self.rows()
         target = cfg["target"]
-        what = {"radius": "min r*/sqrt(d)", "pinned": "min width", "leakage": "leakage"}[target.split("=")[0]]
+        what = {"radius": "min cert. r*/√d", "pinned": "min width", "leakage": "leakage"}[target.split("=")[0]]
         out = [f"design: {cfg['headline']}", "",
                f"target {target}: {cfg['target_words']}.",
                f"{cfg['records']} records, d = {cfg['n_passive']}, k = {cfg['n_classes']}; every candidate evaluated "
                "(the certified value need not be monotone in the precision, so nothing is bisected)."]
+        if not target.startswith("leakage"):
+            out.append("The certified values are proven lower bounds, each settled as soon as it decides the target "
+                       "(the feature ranges first, the exact method only where they do not): read them against the "
+                       "target, not as r* itself.")
         if cfg["unreachable"]:
             out.append(f"{cfg['unreachable']} record(s) are not protected even by the label alone ("
                        f"{cfg['proven_unreachable']} proven: no release that reveals the predicted class protects "
