@@ -280,10 +280,10 @@ def _round(names, with_checks, reference=float("inf")):
 
 # glibc's allocator, pinned for the measuring processes. By default glibc moves its mmap
 # and trim thresholds as a process frees large blocks, so whether a 1 MB temporary costs
-# 256 page faults depends on what the process allocated before: rcc2 measured 1.2 µs per
-# row after the half_star row had run and 1.9 µs alone, and flipped between the two from
-# run to run. Fixed thresholds make a row's time independent of the rows before it. A
-# variable the caller set wins; other C libraries ignore these names.
+# 256 page faults depends on what the process allocated before: without fixed thresholds
+# rcc2 takes 1.2 µs per row after the half_star row has run and 1.9 µs alone, and flips
+# between the two from run to run. Fixed thresholds make a row's time independent of the
+# rows before it. A variable the caller set wins; other C libraries ignore these names.
 ALLOCATOR_ENV = {"MALLOC_MMAP_THRESHOLD_": str(256 << 20), "MALLOC_TRIM_THRESHOLD_": str(1 << 30),
                  "MALLOC_TOP_PAD_": str(256 << 20)}
 

@@ -10,7 +10,7 @@ and their solver objects are not safe to share between threads), never warm-star
 an answer does not depend on what was solved before. Statuses map to
 :class:`chebcenter.Status` through :func:`status_of`. The radius of an RCC1 answer is never
 the solver's objective: it is recomputed from the solver's weights by the compiled
-certificate (:func:`chebcenter.kernels.rcc1.certified_value`).
+certificate (:func:`chebcenter.kernels.rcc1_certificate.certified_value`).
 """
 
 from __future__ import annotations

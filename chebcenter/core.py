@@ -85,8 +85,8 @@ class _Core:
         self.box_tol = 2.0 * feas_tol
         #: feasibility per coordinate, at its own scale: the box tolerance, but never more than
         #: feas_tol of the coordinate's width, nor less than the rounding of a computed
-        #: coordinate (a coordinate 1e-8 as wide as the largest was allowed a slack of 27 % of
-        #: its width, and vertices merged along it: docs/theory.md §6.2)
+        #: coordinate (the box tolerance alone would give a coordinate 1e-8 as wide as the largest
+        #: a slack of 27 % of its width, and merge vertices along it: docs/theory.md §6.2)
         self.coord_tol = np.minimum(self.box_tol, np.maximum(feas_tol * (self.hi - self.lo), 64.0 * _EPS * d))
         self._project_tol = 1e-11 * (1.0 + float(np.linalg.norm(w)))
 
@@ -181,8 +181,8 @@ class _Core:
         ``lo - coord_tol <= x <= hi + coord_tol``, per coordinate. Each inequality is
         divided by its row's scale, and HiGHS runs at its tightest feasibility tolerance
         (1e-10, against its default 1e-7, which is larger than a coordinate 1e-8 as wide
-        as the box: a value pinned five widths outside such a coordinate was taken as
-        feasible by every method)."""
+        as the box: at the default, a value pinned five widths outside such a coordinate
+        passes as feasible for every method)."""
         res = linprog(np.zeros(self.d), **self.tolerance_lp(b, user))
         return res.status == 0
 

@@ -896,7 +896,7 @@ def release_to_bounds(model: VFLModel, released: Any, Y: Any, release: Release) 
         # in floating point the scores, the logs, the shift and A x itself each carry rounding
         # errors of a few units in the last place of the magnitudes involved (a dot product of
         # length n: n of them). Without this, a row whose interval is a point (an unclipped
-        # score, zero noise) came out with L above U, or A x outside, by ~1e-15: reported empty.
+        # score, zero noise) comes out with L above U, or A x outside, by ~1e-15: reported empty.
         slack = 4.0 * (8 + model.n_passive + model.n_active) * np.finfo(float).eps * (
             1.0 + np.abs(shift) + np.abs(A).sum(axis=1) + np.where(np.isfinite(lo), np.abs(lo), 0.0)
             + np.where(np.isfinite(hi), np.abs(hi), 0.0))

@@ -70,7 +70,7 @@ def _distance_to_slice(Vr, beta, x, lo, hi, basic, inv):
 
 
 #: points added to the working set per round (the farthest ones, distinct patterns; 8 against
-#: 4: rank 3, d = 10, 82 -> 76 us per row, rank 1 34 -> 31 us; 12 and 16 no better)
+#: 4: rank 3, d = 10, 76 against 82 us per row, rank 1 31 against 34 us; 12 and 16 no better)
 ADD = 8
 
 

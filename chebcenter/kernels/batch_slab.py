@@ -106,7 +106,7 @@ def slab_rows(a, lo, hi, Lw, Uw, Tol, order, capacity, gap, centers, radii, lowe
         if not warm and have_prev and k0 + ADD <= W.size:
             # the farthest vertices from the last row's center join the names found: the
             # support moves between neighbouring slabs, and these are where it moves to
-            # (6.4 -> 4.7 working-set rounds a row on a rounded release's slabs)
+            # (4.7 working-set rounds a row on a rounded release's slabs, against 6.4 without them)
             _farthest(V, count, c_prev, sig, W, k0, -1.0, topj, VT, d2)
             for q in range(ADD):
                 if topj[q] >= 0:

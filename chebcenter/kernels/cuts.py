@@ -134,7 +134,7 @@ def cut_vertices(G, h, tol, lo, hi, capacity):
     if n > capacity:
         return np.empty((0, d)), 0, CUTS_TOO_MANY
     # the work arrays start at 4 times the corners and double up to capacity when a cut
-    # needs more (allocating the capacity itself, 2e5 rows, cost more than the cuts)
+    # needs more (allocating the capacity itself, 2e5 rows, costs more than the cuts)
     size = min(capacity, 4 * n)
     V = np.empty((size, d))
     M = np.zeros((size, nw), dtype=np.uint64)

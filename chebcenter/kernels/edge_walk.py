@@ -182,7 +182,7 @@ def pivot_vertices(Vr, beta, lo, hi, x0, capacity, degen_tol, pivot_tol):
             return V, st[1], code
         # room for one more expansion (at most d new vertices and d + 1 new bases). Growing
         # here, outside the walk's loop, keeps that loop free of array reassignments, whose
-        # reference counting took a fifth of the walk's time.
+        # reference counting would take a fifth of the walk's time.
         count, n_bases = st[1], st[2]
         if count + d > V.shape[0] and V.shape[0] < capacity:
             room = min(max(2 * V.shape[0], count + d), capacity)

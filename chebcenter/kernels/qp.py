@@ -122,9 +122,10 @@ def _project_one(P, V, beta, lo, hi, a, x, maxit, tol):
         # variable is independent of the working bounds (module docstring), but a dependent one
         # (a lifted coordinate that is a combination of fixed ones: pair rows z_j - z_i of a
         # many-class release) has s_j of 1e-16..1e-13 of the step and, sitting on its bound,
-        # blocked with alpha = 0 and made the KKT matrix singular (QP_SINGULAR on 6 of 10 rows
-        # at k = 9). A skipped component overshoots its bound by at most 1e-10 of the step and
-        # is clipped back: below the box tolerances (feas_tol 1e-9 of the width)
+        # would block with alpha = 0 and make the KKT matrix singular (QP_SINGULAR on 6 of 10
+        # rows at k = 9 without this cut-off). A skipped component overshoots its bound by at
+        # most 1e-10 of the step and is clipped back: below the box tolerances (feas_tol 1e-9
+        # of the width)
         s_floor = 1e-10 * step
         for p in range(nf):
             i = free[p]

@@ -48,8 +48,8 @@ from .linalg import cholesky_in_place, cholesky_substitute
 __all__ = ["rcc1_barrier_rows", "rcc1_segment_rows", "CONVERGED", "MAX_ITERATIONS", "NUMERICAL_FAILURE"]
 
 #: mu is divided by 100 per level; a level ends when the Newton decrement is below
-#: CENTERING * mu * d. Looser settings (1e-3 and 0.5-2: 20% fewer steps) were measured to
-#: end "converged" up to 0.4 away from the reference center on slices through box corners:
+#: CENTERING * mu * d. Looser settings (1e-3 and 0.5-2: 20% fewer steps) end "converged"
+#: up to 0.4 away from the reference center on slices through box corners (measured):
 #: phi is not self-concordant, so a small decrement far from the path is possible.
 MU_FACTOR = 0.01
 CENTERING = 0.1
@@ -100,7 +100,7 @@ def _forward_rows(L, B, p):
 @jit
 def _cholesky(H, n):
     """Lower Cholesky factor of ``H[:n, :n]`` in its lower triangle; False if not positive
-    definite. :func:`chebcenter._kernels.cholesky_in_place` below ``LAPACK_FROM``, LAPACK above."""
+    definite. :func:`chebcenter.kernels.linalg.cholesky_in_place` below ``LAPACK_FROM``, LAPACK above."""
     if n < LAPACK_FROM:
         return cholesky_in_place(H, n, 0.0)
     A = np.empty((n, n))
@@ -280,15 +280,15 @@ def _finite_solve(H, rhs, out, n):
 #: warm start: the next row of a chunk starts at WARM_MIX * (previous alpha) + (1 - WARM_MIX) * 2
 #: (a convex combination of a feasible and a strictly feasible point: strictly feasible for
 #: every right-hand side, since feasibility depends on alpha only) with mu = WARM_MU.
-#: WARM_MIX 0.99 (was 0.9) cut a warm row from 10-11 Newton steps to 9 at d = 30-50, with
+#: WARM_MIX = 0.99 solves a warm row in 9 Newton steps at d = 30-50 (10-11 with 0.9), with
 #: the same fallbacks on corner-heavy slices (9 of 800); WARM_MU = 1e-4 or a mu drop of
-#: 1e-3 saved more steps but sent 4x more corner rows to cvxpy.
+#: 1e-3 saves more steps but sends 4x more corner rows to cvxpy.
 WARM_MIX = 0.99
 WARM_MU = 1e-3
 #: the cold start alpha = 2 (M = 2 I) begins at mu = cold_mu: COLD_MU on a first pass (a
-#: third fewer Newton steps than from 1: 18 to 14 at d = 200, 21 to 14 at d = 50, cold rows),
-#: ROBUST_MU for the rows that failed it (from 0.1 a few more corner-heavy rows, 6 of 3 200,
-#: missed the checks than from 1; the re-solve gives them that chance before cvxpy)
+#: third fewer Newton steps than from 1: 14 against 18 at d = 200, 14 against 21 at d = 50,
+#: cold rows), ROBUST_MU for the rows that failed it (from 0.1 a few more corner-heavy rows,
+#: 6 of 3 200, miss the checks than from 1; the re-solve gives them that chance before cvxpy)
 COLD_MU = 0.1
 ROBUST_MU = 1.0
 
@@ -311,7 +311,7 @@ def rcc1_barrier_rows(W, C, T, Alpha, iterations, status, mu_min, maxit, chunk, 
     warm = False
     for n in range(n_rows):
         if n % chunk == 0:  # a new chunk starts cold (one loop: a separate chunk function
-            warm = False    # cost a second of compilation for nothing)
+            warm = False    # would cost a second of compilation for nothing)
         its, code = 0, NUMERICAL_FAILURE
         if warm:
             for i in range(d):

@@ -340,7 +340,7 @@ def range_rows(V, Beta, lo, hi, Lower, Upper, status):
     for n in range(Beta.shape[0]):
         if r == 0:
             for i in range(lo.size):  # loops, not Lower[n] = lo: the shape check's error
-                Lower[n, i] = lo[i]   # formatting cost 2 s of compilation
+                Lower[n, i] = lo[i]   # formatting costs 2 s of compilation
                 Upper[n, i] = hi[i]
             status[n] = RANGES_OK
         elif r == 1:

@@ -149,7 +149,7 @@ def batch_slab(core, grp, k, capacity, centers, radii, lower, n_vertices):
     nv = np.zeros(n, dtype=np.int64)
 
     # one order for the batch, each thread a run of it: a thread's rows are then as close
-    # as the batch's (per-thread orders of interleaved rows halved the warm starts)
+    # as the batch's (per-thread orders of interleaved rows would halve the warm starts)
     order = np.argsort(Lw + Uw, kind="stable").astype(np.int64)
 
     def block(start, stop):

@@ -10,12 +10,13 @@ a certified exact center with ``R <= r* <= D``. Otherwise the far point joins th
 working set.
 
 The oracle need not find the farthest point exactly: it may stop at a point within a
-factor ``1 + slack`` of it. A fixed slack of 1e-3 made the late cuts poor once the gap was
-far below it (the loop then converged like 1/rounds: 946 rounds at d - rank = 30 for a 1e-6
-gap); the slack is now ``SLACK_FRAC`` (0.3) times the current relative gap, so each cut is
-as good as the gap requires: 38-58 rounds there, and 3-7x fewer rounds elsewhere. The
-certifying threshold is ``(R (1 + gap_tol))^2`` moved inside by the search's own pruning
-tolerance, so "nothing beyond it" always certifies the gap.
+factor ``1 + slack`` of it. The slack is ``SLACK_FRAC`` (0.3) times the current relative
+gap (at most 1e-3), so each cut is as good as the gap requires: a fixed slack of 1e-3 makes
+the late cuts poor once the gap is far below it (the loop then converges like 1/rounds: 946
+rounds at d - rank = 30 for a 1e-6 gap, against 38-58 with the relative slack, which also
+takes 3-7x fewer rounds elsewhere). The certifying threshold is ``(R (1 + gap_tol))^2``
+moved inside by the search's own pruning tolerance, so "nothing beyond it" always certifies
+the gap.
 
 The oracle maximises the convex ``f(x) = ||x - c||^2`` over S_F by branch and bound over
 sub-boxes ``[l, u]``: on a sub-box, ``(x_i - c_i)^2 <= (x_i - c_i)^2 + (x_i - l_i)(u_i - x_i)``
@@ -119,8 +120,8 @@ def bnb_center(prob, q, gap_tol=1e-6, max_nodes=20_000_000, max_rounds=2_000):
         target = (low * (1.0 + gap_tol) + abs_tol) ** 2
         thr = max(target - 2e-12, 0.0) / (1.0 + 4e-12)
         # cuts as good as the gap is small: the search returns a point within a factor
-        # (1 + slack) of the farthest, slack a tenth of the current relative gap (a fixed 1e-3
-        # gave poor late cuts: 946 rounds at d - rank = 30 and 1e-6, against 38)
+        # (1 + slack) of the farthest, slack SLACK_FRAC of the current relative gap, at most 1e-3
+        # (a fixed 1e-3 gives poor late cuts: 946 rounds at d - rank = 30 and 1e-6, against 38)
         gap_now = best[0] / max(low, 1e-300) - 1.0 if np.isfinite(best[0]) else 1.0
         x, f, ub, n, done, beyond = farthest_point(Vr, beta, lo, hi, c_x, thr, max_nodes - nodes,
                                                    slack=min(1e-3, max(SLACK_FRAC * gap_now, 1e-9)))

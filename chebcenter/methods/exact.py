@@ -64,8 +64,7 @@ __all__ = ["EXACT", "candidate_count", "slice_vertices"]
 
 #: rank 1 and d at least this: the compiled branch and bound (gap 1e-6) is cheaper than
 #: listing the vertices by the batch route (measured per row, one thread, 400 rows: d = 12
-#: 3.0 vs 0.63 ms, d = 14 5.0 vs 3.1 ms, d = 16 11.7 vs 21 ms; by the edge walk, before,
-#: d = 14 11 vs 24 ms)
+#: 3.0 vs 0.63 ms, d = 14 5.0 vs 3.1 ms, d = 16 11.7 vs 21 ms)
 BNB_FROM_D = 15
 #: node budget of the branch and bound when it stands in for an enumeration that could not
 #: certify its ball (a small slice: a few milliseconds), and the most ``auto``'s short

@@ -53,7 +53,7 @@ from ._types import Context, Extra, MethodOutput, MethodSpec, ProblemCache
 __all__ = ["RCC1", "RCC2", "rcc1_certificate"]
 
 #: per-problem cvxpy problems of this module (the reference routes: at d = 50 Clarabel
-#: took 9-15 s per solve and SCS 0.1-0.5 s on this machine; "auto" uses the compiled solver)
+#: takes 9-15 s per solve and SCS 0.1-0.5 s on this machine; "auto" uses the compiled solver)
 _SOLVERS = ProblemCache()
 _EPS = np.finfo(np.float64).eps
 
@@ -79,7 +79,7 @@ def rcc1_certificate(W, q, lo, hi, alpha, delta=0.0):
     ``eta = v^T M^{-1} v - alpha^T t`` (plus its rounding allowance) with
     ``max_{x' in S_F} ||x' - x||^2 <= eta`` for S_F's box widened by ``delta``. Returns
     ``(None, nan, alpha)`` if ``M`` is not positive definite. (One row of the batch
-    kernel :func:`chebcenter.kernels.rcc1.certify_rows`.)
+    kernel :func:`chebcenter.kernels.rcc1_certificate.certify_rows`.)
     """
     W = np.ascontiguousarray(W, dtype=np.float64)
     q = np.asarray(q, dtype=np.float64)
@@ -98,10 +98,10 @@ def rcc1_certificate(W, q, lo, hi, alpha, delta=0.0):
 #: are tried up to this d, on the rows the coordinate generators leave open, and only when
 #: the null space is at least twice the rank (p >= 2 rank). Measured (4 000 rows per
 #: family, softmax-model slices, one thread): at d = 10, rank 3 the pairs prove 99 % of the
-#: rows they are tried on (28.6 -> 6.9 us per row); at d, rank = 16, 3 and 12, 3 all or
-#: nearly all; where p < 2 rank (d, rank = 6, 3; 8, 4; 10, 5; 12, 6; 16, 8) alpha = 1 is
-#: rarely optimal, the pairs proved 0-11 % of the rows, and trying them cost up to 20 % (up
-#: to 200 us a row at d = 16: d^2 columns, O(d^4) a row)
+#: rows they are tried on (6.9 against 28.6 us per row without them); at d, rank = 16, 3 and
+#: 12, 3 all or nearly all; where p < 2 rank (d, rank = 6, 3; 8, 4; 10, 5; 12, 6; 16, 8)
+#: alpha = 1 is rarely optimal, the pairs prove 0-11 % of the rows, and trying them costs up
+#: to 20 % (up to 200 us a row at d = 16: d^2 columns, O(d^4) a row)
 PAIR_GENERATORS_TO_D = 16
 
 
@@ -624,7 +624,7 @@ def _rcc1_lifted(core, grp, k, Y0, opts):
     Q, Lo, Hi, C, T = _lifted_dual_data(grp, k, Y0)
     # each lifted row scaled to a half-width of about 1 over the group (the box rows have
     # half-widths <= 1): a quadratic's weight scales like 1/width^2, and intervals much
-    # narrower than the box left the barrier's weights 1e5 apart and its certificate loose.
+    # narrower than the box would leave the barrier's weights 1e5 apart and its certificate loose.
     # The relaxation and its certificate do not change (alpha_j -> alpha_j / D_j^2).
     D = 1.0 / np.maximum(np.median(0.5 * (Hi - Lo), axis=0), 1e-300)
     D[: core.d] = 1.0

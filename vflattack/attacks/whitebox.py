@@ -43,7 +43,7 @@ class AttackResult:
     radii : dict[str, ndarray]
         The radius each method certifies (NaN for baselines).
     score_flags : ndarray
-        :class:`vflattack.mapping.ScoreFlag` bits per row (0 = valid).
+        :class:`vflattack.system.ScoreFlag` bits per row (0 = valid).
     times : dict[str, float]
         Seconds per method for the whole batch.
     system : LinearSystem
