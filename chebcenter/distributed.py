@@ -106,13 +106,14 @@ def _declared_extras(problem: BoxSlice, method: str, options: dict) -> tuple:
                  for e in REGISTRY[method].all_extras(options))
 
 
-def centers(problem: BoxSlice, B: Any, method: str = "half_star", *, on_inconsistent: str = "status",
+def centers(problem: BoxSlice, B: Any, method: str = "auto", *, on_inconsistent: str = "status",
             **options: Any) -> DaskBatchResult:
     """Lazy :meth:`BoxSlice.centers` of a Dask array ``B`` (N, m) chunked by rows.
 
     A NumPy array is accepted too (it is wrapped with ``dask.array.from_array`` in blocks of
     100 000 rows). Arguments are checked here, before any work. Per-row options (an
-    ``anchor`` of shape (N, d) for ``project``) are not supported: pass a shared one.
+    ``anchor`` of shape (N, d) for ``project``) are not supported: pass a shared one. The
+    method's default is :meth:`BoxSlice.centers`'s (``"auto"``, the same for one row).
 
     Examples
     --------

@@ -190,7 +190,7 @@ class BoxSlice(BoundedBatches):
         return f"BoxSlice(m={self.m}, d={self.d}, rank={self.rank}, p={self.p})"
 
     # -- public API -----------------------------------------------------------------
-    def center(self, b: Any = None, method: str = "exact", *, on_inconsistent: str = "status",
+    def center(self, b: Any = None, method: str = "auto", *, on_inconsistent: str = "status",
                noise: Any = None, lower: Any = None, upper: Any = None, **options: Any) -> CenterResult:
         """Chebyshev center estimate of S_F for one right-hand side.
 
@@ -198,7 +198,13 @@ class BoxSlice(BoundedBatches):
         ----------
         b : array_like, shape (m,)
         method : str
-            One of :data:`chebcenter.METHODS`; see ``docs/chebcenter.md``.
+            One of :data:`chebcenter.METHODS`; see ``docs/chebcenter.md``. The default,
+            ``"auto"``, is the same for one row (:meth:`center`), a batch (:meth:`centers`)
+            and a Dask array (:func:`chebcenter.distributed.centers`), so that going from one
+            row to a batch never changes the estimator: the minimax center this library is
+            for, exact where vertex enumeration is cheap and rcc1's certified relaxation
+            elsewhere, each with a certified radius. The closed forms (``half_star``,
+            ``rcc2``) are a method name away when speed matters more than the worst case.
         on_inconsistent : {"status", "project"}
             What to do when ``A x = b`` has no solution: ``"status"`` reports
             INFEASIBLE with a NaN center; ``"project"`` replaces b by its
@@ -241,7 +247,7 @@ class BoxSlice(BoundedBatches):
             raise InvalidInputError(f"center takes one set; the bounds describe {res.centers.shape[0]} (use centers)")
         return res[0]
 
-    def centers(self, B: Any = None, method: str = "half_star", *, on_inconsistent: str = "status",
+    def centers(self, B: Any = None, method: str = "auto", *, on_inconsistent: str = "status",
                 noise: Any = None, lower: Any = None, upper: Any = None, **options: Any) -> BatchResult:
         """Centers for a batch ``B`` of shape (N, m), one right-hand side per row.
 
@@ -460,13 +466,25 @@ class BoxSlice(BoundedBatches):
 
 
 
-def chebyshev_center(A: Any, b: Any, method: str = "exact", lo: Any = 0.0, hi: Any = 1.0,
+class _DefaultHi(float):
+    """1.0, told apart from a 1.0 the caller passed (the deprecated argument order)."""
+
+    def __repr__(self) -> str:
+        return "1.0"
+
+
+_HI = _DefaultHi(1.0)
+
+
+def chebyshev_center(A: Any, b: Any, lo: Any = 0.0, hi: Any = _HI, method: str = "auto",
                      **options: Any) -> CenterResult:
     """Chebyshev center of ``{x : A x = b, lo <= x <= hi}`` for one system.
 
-    Convenience for ``BoxSlice(A, lo, hi).center(b, method, **options)``; for
-    many right-hand sides build the :class:`BoxSlice` once and call
-    :meth:`BoxSlice.centers`.
+    Convenience for ``BoxSlice(A, lo, hi).center(b, method, **options)``, with the
+    arguments in that order; for many right-hand sides build the :class:`BoxSlice` once and
+    call :meth:`BoxSlice.centers`. The method's default is :meth:`BoxSlice.center`'s.
+    The earlier order ``chebyshev_center(A, b, method, lo, hi)`` still works for one
+    release, with a ``DeprecationWarning``.
 
     Examples
     --------
@@ -475,4 +493,11 @@ def chebyshev_center(A: Any, b: Any, method: str = "exact", lo: Any = 0.0, hi: A
     >>> r.center.round(6).tolist(), r.status.name
     ([0.5, 0.5], 'OPTIMAL')
     """
-    return BoxSlice(A, lo=lo, hi=hi).center(b, method, **options)
+    if isinstance(lo, str):   # the earlier order (A, b, method, lo, hi)
+        import warnings
+
+        warnings.warn("chebyshev_center(A, b, method, lo, hi) is deprecated: the order is now BoxSlice's, "
+                      "chebyshev_center(A, b, lo, hi, method=...); pass method by name", DeprecationWarning,
+                      stacklevel=2)
+        lo, hi, method = (0.0 if hi is _HI else hi), (1.0 if isinstance(method, str) else method), lo
+    return BoxSlice(A, lo=lo, hi=float(hi) if hi is _HI else hi).center(b, method, **options)

@@ -170,3 +170,29 @@ def test_the_docs_list_every_declared_extra():
     for spec in [*cc.methods.REGISTRY.values(), RANGES]:
         for e in spec.all_extras():
             assert f"| `{e.name}` |" in section and e.unit in section, e.name
+
+
+def test_one_default_method_for_a_row_a_batch_and_a_dask_array():
+    import inspect
+
+    from chebcenter import distributed
+
+    defaults = {f.__qualname__: inspect.signature(f).parameters["method"].default
+                for f in (cc.BoxSlice.center, cc.BoxSlice.centers, distributed.centers, cc.chebyshev_center)}
+    assert set(defaults.values()) == {"auto"}, defaults
+    P = cc.BoxSlice([[1.0, 1.0, 0.5]])
+    one, batch = P.center([0.8]), P.centers(np.array([[0.8]]))
+    assert one.extras["method"] == batch.extras["method"][0] == "exact"
+    np.testing.assert_array_equal(one.center, batch.centers[0])
+
+
+def test_chebyshev_center_takes_boxslices_order_and_warns_on_the_old_one():
+    A = [[1.0, 1.0]]
+    new = cc.chebyshev_center(A, [3.0], 0.0, 2.0, method="exact")
+    with pytest.warns(DeprecationWarning, match="chebyshev_center\\(A, b, lo, hi, method=...\\)"):
+        old = cc.chebyshev_center(A, [3.0], "exact", 0.0, 2.0)
+    np.testing.assert_allclose(old.center, new.center)
+    np.testing.assert_allclose(new.center, [1.5, 1.5], atol=1e-9)
+    with pytest.warns(DeprecationWarning):
+        only_method = cc.chebyshev_center(A, [0.5], "rcc2")
+    np.testing.assert_allclose(only_method.center, cc.chebyshev_center(A, [0.5], method="rcc2").center)
