@@ -37,7 +37,7 @@ def main(argv):
     rows = []
     for name in DATASETS:
         t0 = time.perf_counter()
-        res = va.run_release_sweep(name, (4,), list(DEFENCES.values()), methods=METHODS, seeds=(0,),
+        res = va.run_release_sweep(name, n_passive=(4,), releases=list(DEFENCES.values()), methods=METHODS, seeds=(0,),
                                    n_predictions=150, data_dir=data_dir)
         base = res.records[0]
         for label, rec in zip(DEFENCES, res.records):

@@ -36,7 +36,7 @@ def main(argv):
     for name, d in CASES:
         t0 = time.perf_counter()
         methods = METHODS + ("exact",) if (name, d) in WITH_EXACT else METHODS
-        res = va.run_release_sweep(name, (d,), methods=methods, seeds=(0, 1), n_predictions=200,
+        res = va.run_release_sweep(name, n_passive=(d,), methods=methods, seeds=(0, 1), n_predictions=200,
                                    data_dir=data_dir)
         rep = SweepReport(res.records, res.config)
         summary = rep.summary()

@@ -37,7 +37,7 @@ VFLATTACK_LAYERS = (
     ("vflattack.attacks",),
     ("vflattack.audit",),
     ("vflattack.report",),
-    ("vflattack", "vflattack.cli", "vflattack.__main__"),
+    ("vflattack", "vflattack.api", "vflattack.cli", "vflattack.__main__"),
 )
 
 
@@ -118,8 +118,8 @@ def test_vflattack_imports_only_downward():
 
 def test_the_default_audit_goes_down_the_layers(tmp_path):
     """Follow ``vflattack audit --out DIR`` call by call (``sys.setprofile``): every call
-    between vflattack modules goes to the caller's layer or below, callbacks included; the CLI
-    hands the computation to the audit layer once; the audit never calls the report layer
+    between vflattack modules goes to the caller's layer or below, callbacks included; the top
+    layer (the CLI and the typed audit it calls) hands the computation to the audit layer once; the audit never calls the report layer
     and the report layer calls nothing that computes (audit, attacks, system)."""
     import sys
 
@@ -144,8 +144,9 @@ def test_the_default_audit_goes_down_the_layers(tmp_path):
     layer = {m: layer_of(m, VFLATTACK_LAYERS) for c in calls for m in c[:2]}
     assert not [c for c in calls if layer[c[1]] > layer[c[0]]], "a call goes up the layers"
     unit = {m: m.split(".")[1] if m.count(".") else m for m in layer}
-    from_cli = [(unit[b], f) for a, b, f in calls if a == "vflattack.cli" and unit[b] == "audit"]
-    assert from_cli == [("audit", "run_audit")]
+    top = ("vflattack.cli", "vflattack.api")   # the CLI builds an AuditConfig, vflattack.api.audit runs it
+    from_top = [(unit[b], f) for a, b, f in calls if a in top and unit[b] == "audit"]
+    assert from_top == [("audit", "run_audit")]
     assert not [c for c in calls if unit[c[0]] == "audit" and unit[c[1]] == "report"]
     assert not [c for c in calls if unit[c[0]] == "report" and unit[c[1]] in ("audit", "attacks", "system")]
     assert {"audit", "attacks", "system", "model", "report"} <= set(unit.values())

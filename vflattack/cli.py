@@ -516,27 +516,23 @@ def _audit(args, progress) -> int:
     helper = _compile_helper(args)
     try:
         if "whitebox" in args.attacks:
-            prior_data = _read_prior(args.prior_file) if args.prior_file else None
-            releases = _releases(args.release)
-            options = dict(methods=args.methods, seeds=args.seeds, n_predictions=args.predictions,
-                           data_dir=args.data_dir, predict_fraction=args.predict_fraction, progress=progress,
-                           passive_columns=args.passive_columns, prior_data=prior_data, tau=args.tau,
-                           radius_threshold=args.radius_threshold)
-            if len(releases) > 1:
-                from .audit import run_release_sweep
+            from .api import AuditConfig, audit
 
-                results.append(run_release_sweep(args.dataset, args.passive, releases, **options))
-            else:
-                results.append(run_audit(args.dataset, args.passive, release=None if releases[0].exact else releases[0],
-                                         **options))
+            results.append(audit(AuditConfig(
+                dataset=args.dataset, n_passive=args.passive, passive_columns=args.passive_columns,
+                releases=_releases(args.release), methods=args.methods, seeds=args.seeds,
+                n_predictions=args.predictions, predict_fraction=args.predict_fraction, data_dir=args.data_dir,
+                prior_data=_read_prior(args.prior_file) if args.prior_file else None, tau=args.tau,
+                radius_threshold=args.radius_threshold, progress=progress)))
         if set(args.attacks) - {"whitebox"} or args.defence:
             from .audit import run_threat_audit
 
             for d in args.passive:
                 results.append(run_threat_audit(
-                    args.dataset, d, args.seeds, args.data_dir, args.predictions, args.observed, args.lam,
-                    args.epsilons if args.defence else (), args.defence, relative=True,
-                    blackbox="blackbox" in args.attacks, predict_fraction=args.predict_fraction))
+                    args.dataset, n_passive=d, seeds=args.seeds, data_dir=args.data_dir, n_predictions=args.predictions,
+                    n_observed=args.observed, lam=args.lam, epsilons=args.epsilons if args.defence else (),
+                    defence_kinds=args.defence, relative=True, blackbox="blackbox" in args.attacks,
+                    predict_fraction=args.predict_fraction))
     except (datasets.DatasetError, cc.InvalidInputError) as exc:
         return _fail(exc)
     finally:
@@ -553,7 +549,8 @@ def _sweep(args, progress) -> int:
         for name in args.datasets:
             F, _ = datasets.load(name, args.data_dir)
             ds = list(range(1, min(args.max_passive, F.shape[1] - 1) + 1, args.step))
-            results.append(run_audit(name, ds, args.methods, args.seeds, args.predictions, args.data_dir,
+            results.append(run_audit(name, n_passive=ds, methods=args.methods, seeds=args.seeds,
+                                     n_predictions=args.predictions, data_dir=args.data_dir,
                                      predict_fraction=args.predict_fraction, progress=progress))
     except (datasets.DatasetError, cc.InvalidInputError) as exc:
         return _fail(exc)

@@ -93,7 +93,7 @@ def check_page(page: str, doc: dict) -> list[str]:
 
 @pytest.fixture(scope="module")
 def sweep_dir(tmp_path_factory):
-    res = va.run_release_sweep("wine", (4,), ("exact", "round:2", "label"), methods=("ls", "half_star", "rcc2", "exact",
+    res = va.run_release_sweep("wine", n_passive=(4,), releases=("exact", "round:2", "label"), methods=("ls", "half_star", "rcc2", "exact",
                                                                                    "mean", "gaussian"))
     out = tmp_path_factory.mktemp("html") / "rep"
     write_reports(out, [("", render(res))] + [(f"release-{p.config['release'].replace(':', '-')}", render(p))

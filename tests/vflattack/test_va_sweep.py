@@ -15,7 +15,7 @@ METHODS = ("ls", "half_star", "rcc2", "mean", "gaussian")
 
 @pytest.fixture(scope="module")
 def sweep():
-    return va.run_release_sweep("wine", (4,), ("exact", "round:3", "round:1", "label"), methods=METHODS, seeds=(0, 1))
+    return va.run_release_sweep("wine", n_passive=(4,), releases=("exact", "round:3", "round:1", "label"), methods=METHODS, seeds=(0, 1))
 
 
 def test_the_sweep_keeps_each_audits_numbers(sweep):
@@ -51,11 +51,11 @@ def test_no_release_certifies_a_smaller_radius_than_the_exact_scores(sweep):
 
 def test_bad_sweeps_are_refused():
     with pytest.raises(va.InvalidInputError, match="distinct"):
-        va.run_release_sweep("wine", (3,), ("round:2", "round:2"), methods=METHODS)
+        va.run_release_sweep("wine", n_passive=(3,), releases=("round:2", "round:2"), methods=METHODS)
     with pytest.raises(va.InvalidInputError, match="exposure"):
-        va.run_release_sweep("wine", (3,), ("exact", "round:2"), methods=METHODS, exposure=False)
+        va.run_release_sweep("wine", n_passive=(3,), releases=("exact", "round:2"), methods=METHODS, exposure=False)
     with pytest.raises(va.InvalidInputError, match="release kind"):
-        va.run_release_sweep("wine", (3,), ("exact", "rounded:2"), methods=METHODS)
+        va.run_release_sweep("wine", n_passive=(3,), releases=("exact", "rounded:2"), methods=METHODS)
 
 
 def test_cli_sweep_writes_the_table_the_plot_and_one_audit_per_release(tmp_path, capsys):

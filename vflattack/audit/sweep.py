@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validate import InvalidInputError
+from .._validate import InvalidInputError, keyword_only
 from ..release import Release
 from .protocol import Result
 from .whitebox import run_audit
@@ -59,7 +59,8 @@ class SweepRecord:
     agreement: float = 1.0
 
 
-def run_release_sweep(dataset: str = "breast_cancer", n_passive: Sequence[int] = (10,),
+@keyword_only("n_passive", "releases")
+def run_release_sweep(dataset: str = "breast_cancer", *, n_passive: Sequence[int] = (10,),
                       releases: Sequence[Any] = DEFAULT_SWEEP, **audit_options: Any) -> Result:
     """Audit ``dataset`` once per release; return a ``"release_sweep"`` :class:`Result`.
 
@@ -71,7 +72,7 @@ def run_release_sweep(dataset: str = "breast_cancer", n_passive: Sequence[int] =
 
     Examples
     --------
-    >>> res = run_release_sweep("wine", (3,), ("exact", "round:1"), methods=("half_star", "rcc2", "mean"))
+    >>> res = run_release_sweep("wine", n_passive=(3,), releases=("exact", "round:1"), methods=("half_star", "rcc2", "mean"))
     >>> [r.release for r in res.records], len(res.parts)
     (['exact', 'round:1'], 2)
     """
@@ -85,7 +86,7 @@ def run_release_sweep(dataset: str = "breast_cancer", n_passive: Sequence[int] =
                                 "which the exposure computes")
     parts, records = [], []
     for rel in rels:
-        res = run_audit(dataset, n_passive, release=None if rel.exact else rel, **audit_options)
+        res = run_audit(dataset, n_passive=n_passive, release=None if rel.exact else rel, **audit_options)
         parts.append(res)
         records += [_sweep_record(rec, rel) for rec in res.records]
     config = dict(parts[0].config, releases=[r.spec for r in rels], release=None, release_words=None)

@@ -25,7 +25,7 @@ import numpy as np
 
 import chebcenter as cc
 
-from .._validate import InvalidInputError
+from .._validate import InvalidInputError, keyword_only
 from ..attacks import (
     agnostic_decomposition,
     blackbox_attack,
@@ -65,7 +65,9 @@ def _mse_affine(model, scores_real, scores_est, Y, X, method, with_error=False):
     return out + (float(np.mean(dec["score_error"]) / d),) if with_error else out
 
 
-def run_threat_audit(dataset: str = "breast_cancer", n_passive: int = 10, seeds: Sequence[int] = (0,),
+@keyword_only("n_passive", "seeds", "data_dir", "n_predictions", "n_observed", "lam", "epsilons", "defence_kinds",
+              "relative", "blackbox", "defence_rows", "data", "predict_fraction")
+def run_threat_audit(dataset: str = "breast_cancer", *, n_passive: int = 10, seeds: Sequence[int] = (0,),
                      data_dir: Any = None, n_predictions: int | None = None, n_observed: int = 100,
                      lam: float = 1.0, epsilons: Sequence[float] = (), defence_kinds: Sequence[str] = ("optimised",),
                      relative: bool = False, blackbox: bool = True, defence_rows: int = 2000,

@@ -24,7 +24,7 @@ import numpy as np
 import chebcenter as cc
 
 from .._errors import UnreadableReleaseWarning
-from .._validate import InvalidInputError
+from .._validate import InvalidInputError, keyword_only
 from ..attacks import BASELINES, DEFAULT_METHODS, PRIOR_METHODS, Prior, whitebox_attack
 from ..release import Release
 from .privacy import exposure as _exposure
@@ -63,7 +63,10 @@ class AuditRecord:
     arrays: dict = field(default_factory=dict, repr=False)
 
 
-def run_audit(dataset: str = "breast_cancer", n_passive: Sequence[int] = (10,),
+@keyword_only("n_passive", "methods", "seeds", "n_predictions", "data_dir", "predict_fraction", "l2",
+              "method_options", "progress", "data", "passive_columns", "prior_data", "tau", "radius_threshold",
+              "exposure", "release")
+def run_audit(dataset: str = "breast_cancer", *, n_passive: Sequence[int] = (10,),
               methods: Sequence[str] = DEFAULT_METHODS + BASELINES + PRIOR_METHODS, seeds: Sequence[int] = (0,),
               n_predictions: int | None = None, data_dir: Any = None, predict_fraction: float = PREDICT_FRACTION,
               l2: float = 1e-3, method_options: dict | None = None, progress: bool = False,

@@ -1,0 +1,122 @@
+"""The typed white-box audit: ``va.audit(va.AuditConfig(...))``.
+
+:class:`AuditConfig` holds what an audit runs on (the dataset or your data, the releases, the
+methods, the seeds, the prediction split, where to write the report); :func:`audit` runs it
+(:func:`vflattack.audit.run_audit` for one release, :func:`vflattack.audit.run_release_sweep`
+for several) and returns an :class:`AuditResult`, whose ``records`` are typed
+(:class:`vflattack.audit.AuditRecord`, or :class:`vflattack.audit.SweepRecord` for a sweep) and
+which renders and writes its own report. It sits above the report layer, which it uses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._validate import InvalidInputError
+from .attacks import BASELINES, DEFAULT_METHODS, PRIOR_METHODS
+from .audit import PREDICT_FRACTION, Result, run_audit, run_release_sweep
+from .release import Release
+from .report import render, write_reports
+
+__all__ = ["AuditConfig", "AuditResult", "audit"]
+
+
+@dataclass(frozen=True)
+class AuditConfig:
+    """What a white-box audit runs on.
+
+    Parameters
+    ----------
+    dataset : str
+        A dataset of :mod:`vflattack.datasets` (default: breast_cancer, bundled), or the name
+        given to ``data``.
+    data : (features, labels), optional
+        Your own data instead (features in [0, 1]).
+    n_passive, passive_columns
+        The passive party's number of columns (one audit per value), or its columns by index
+        or name.
+    releases : sequence of str or Release
+        What the deployment publishes: one release is one audit, several are the precision
+        sweep (each audited, then compared).
+    methods, seeds, n_predictions, predict_fraction, data_dir, prior_data, tau, radius_threshold
+        As for :func:`vflattack.audit.run_audit`.
+    out : path, optional
+        Where :func:`audit` writes the report directory (atomically), if anywhere.
+    progress : bool
+        A progress bar.
+    """
+
+    dataset: str = "breast_cancer"
+    data: tuple | None = None
+    n_passive: tuple = (10,)
+    passive_columns: tuple | None = None
+    releases: tuple = ("exact",)
+    methods: tuple = DEFAULT_METHODS + BASELINES + PRIOR_METHODS
+    seeds: tuple = (0,)
+    n_predictions: int | None = None
+    predict_fraction: float = PREDICT_FRACTION
+    data_dir: Any = None
+    prior_data: Any = field(default=None, repr=False)
+    tau: float = 0.1
+    radius_threshold: float = 0.1
+    out: Any = None
+    progress: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("n_passive", "releases", "methods", "seeds"):
+            value = getattr(self, name)
+            if isinstance(value, (str, int)) or value is None:
+                value = (value,)
+            object.__setattr__(self, name, tuple(value))
+        if self.passive_columns is not None:
+            object.__setattr__(self, "passive_columns", tuple(self.passive_columns))
+        rels = tuple(r if isinstance(r, Release) else Release.parse(r) for r in self.releases)
+        if not rels:
+            raise InvalidInputError("releases must name at least one release (e.g. ('exact',) or ('round:2', 'label'))")
+        object.__setattr__(self, "releases", rels)
+
+
+@dataclass
+class AuditResult(Result):
+    """An audit's :class:`~vflattack.audit.protocol.Result` with its typed records, which
+    renders (:meth:`report`) and writes (:meth:`write`) its own report."""
+
+    def report(self):
+        return render(self)
+
+    def write(self, out: Any) -> list:
+        """Write the report directory (a sweep's audits in their subdirectories)."""
+        from .report.sweep import release_dirname
+
+        rep = self.report()
+        placed = [("", rep)] + [(release_dirname(p.config["release"]), render(p)) for p in self.parts]
+        return write_reports(out, placed)
+
+
+def audit(config: AuditConfig) -> AuditResult:
+    """Run the white-box audit ``config`` describes (module docstring); write its report to
+    ``config.out`` if given.
+
+    Examples
+    --------
+    >>> import vflattack as va
+    >>> res = va.audit(va.AuditConfig(dataset="wine", n_passive=(3,), methods=("half_star", "rcc2")))
+    >>> type(res.records[0]).__name__, res.records[0].n_passive
+    ('AuditRecord', 3)
+    """
+    if not isinstance(config, AuditConfig):
+        raise InvalidInputError(f"config must be a vflattack.AuditConfig; got {type(config).__name__}")
+    options = dict(methods=config.methods, seeds=config.seeds, n_predictions=config.n_predictions,
+                   data_dir=config.data_dir, predict_fraction=config.predict_fraction, progress=config.progress,
+                   passive_columns=config.passive_columns, prior_data=config.prior_data, tau=config.tau,
+                   radius_threshold=config.radius_threshold, data=config.data)
+    if len(config.releases) > 1:
+        res = run_release_sweep(config.dataset, n_passive=config.n_passive, releases=config.releases, **options)
+    else:
+        rel = config.releases[0]
+        res = run_audit(config.dataset, n_passive=config.n_passive, release=None if rel.exact else rel, **options)
+    out = AuditResult(res.kind, res.records, res.config, res.parts)
+    if config.out is not None:
+        out.write(config.out)
+    return out
