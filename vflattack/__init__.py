@@ -15,7 +15,7 @@ import chebcenter as _chebcenter
 
 from . import attacks, audit, datasets, report
 from ._errors import DatasetError, InvalidInputError, UnreadableReleaseWarning, VflattackError
-from .api import AuditConfig, AuditResult
+from .api import AuditConfig, AuditResult, audit_log
 from .attacks import (
     BASELINES,
     DEFAULT_METHODS,
@@ -37,7 +37,7 @@ from .attacks import (
 from .audit import DesignResult, Result, design_release, run_audit, run_known_input, run_release_sweep, run_threat_audit
 from .model import VFLModel, train_vfl_model
 from .release import Release, release_to_bounds
-from .report import audit_log, render, verify_report
+from .report import render, verify_report
 from .system import LinearSystem, ScoreFlag, difference_matrix, scores_to_system
 
 __version__ = _chebcenter.__version__  # one version string for the distribution (pyproject reads it)
@@ -105,6 +105,21 @@ class _AuditPackage(type(audit)):
 
 
 audit.__class__ = _AuditPackage
+
+
+def _moved(fn, old: str):
+    import functools
+    import warnings
+
+    @functools.wraps(fn)
+    def shim(*args, **kwargs):
+        warnings.warn(f"{old} is now vflattack.audit_log (the log audit computes, so it left the report layer); "
+                      "the old name goes in the next release", DeprecationWarning, stacklevel=2)
+        return fn(*args, **kwargs)
+    return shim
+
+
+report.audit_log = _moved(audit_log, "vflattack.report.audit_log")
 
 
 def __getattr__(name: str):

@@ -384,9 +384,9 @@ def _audit_log(args, progress) -> int:
         return _fail(cc.InvalidInputError("--model and --log go together: a model file and its prediction log"))
     if args.out is None:
         return _fail(cc.InvalidInputError("--out is required with --log (the reconstructions are written there)"))
+    from .api import audit_log
     from .attacks import Prior
     from .model import VFLModel
-    from .report import audit_log
 
     try:
         model = VFLModel.load(args.model)

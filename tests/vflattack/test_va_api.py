@@ -59,3 +59,17 @@ def test_positional_arguments_after_the_dataset_warn_for_one_release():
     with pytest.warns(DeprecationWarning):
         va.run_threat_audit("wine", 3, (0,), n_observed=5, blackbox=False)
     assert np.isfinite(new.records[0].mse["half_star"])
+
+
+def test_the_log_audit_left_the_report_layer(tmp_path):
+    pytest.importorskip("dask")
+    import vflattack.api
+    import vflattack.report
+
+    assert va.audit_log is vflattack.api.audit_log
+    rng = np.random.default_rng(0)
+    model = va.VFLModel(rng.standard_normal((3, 1)), rng.standard_normal((3, 2)), np.zeros(3))
+    preds, _ = va.audit.write_log(model, rng.random((10, 1)), rng.random((10, 2)), tmp_path / "logs", partitions=1)
+    with pytest.warns(DeprecationWarning, match="vflattack.report.audit_log is now vflattack.audit_log"):
+        rep = vflattack.report.audit_log(model, preds, tmp_path / "rep", methods=("ls",))
+    assert rep.records[0]["method"] == "ls"

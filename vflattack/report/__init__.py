@@ -8,8 +8,7 @@ rename), which :func:`verify_report` checks.
 
 * :mod:`.base`: :class:`Report` and the JSON conversion;
 * :mod:`.audit`, :mod:`.sweep`, :mod:`.threats`, :mod:`.known_input`, :mod:`.logs`, :mod:`.design`: one
-  report per audit
-  (``logs`` also holds :func:`audit_log`, the log attack inside its report directory);
+  report per audit;
 * :mod:`.plots`: the PNG plots;
 * :mod:`.directory`: atomic report directories, the manifest, verification.
 """
@@ -25,13 +24,13 @@ from .base import Report, to_jsonable
 from .design import DesignReport
 from .directory import MANIFEST, check_out_dir, report_dir, verify_report, write_manifest
 from .known_input import KnownInputReport
-from .logs import LogAuditReport, audit_log
+from .logs import LogAuditReport
 from .sweep import SweepReport
 from .threats import ThreatReport
 
 __all__ = [
     "AuditReport", "DesignReport", "KnownInputReport", "LogAuditReport", "MANIFEST", "REPORTS", "Report", "SweepReport", "ThreatReport",
-    "audit_log", "check_out_dir", "render", "report_dir", "to_jsonable", "verify_report", "write_manifest",
+    "check_out_dir", "render", "report_dir", "to_jsonable", "verify_report", "write_manifest",
     "write_reports",
 ]
 
