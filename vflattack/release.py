@@ -466,6 +466,27 @@ def recover_privee(U) -> tuple:
         raise InvalidInputError(f"the PRIVEE batch does not determine its map: its sorted rows have rank {rank} < "
                                 f"k = {k} (repeated or too few distinct rows)")
     eta = 2.0 ** -24 if _is_float32(U[finite]) else 8 * np.finfo(float).eps
+    w, fitted = _privee_fit(Uf, w, eta, k)
+    n = (1.0 - (w - (2.0 / k) * w.sum())) / w
+    delta, dn = _privee_delta(fitted, w, n, eta, k)
+    # each class's interval spans every consistent assignment; a row with none is dropped
+    lo_s, hi_s = np.full(Uf.shape, np.inf), np.full(Uf.shape, -np.inf)
+    for _, ok, Sa in _privee_candidates(Uf, n, delta, k, dn):
+        lo_s[ok], hi_s[ok] = np.minimum(lo_s[ok], Sa[ok] - delta), np.maximum(hi_s[ok], Sa[ok] + delta)
+    found = np.isfinite(lo_s).all(axis=1)
+    S, half = np.full(U.shape, np.nan), np.full(U.shape, np.nan)
+    S_sorted, half_sorted = np.full(U.shape, np.nan), np.full(U.shape, np.nan)
+    fin = np.flatnonzero(finite)
+    S_sorted[fin[found]] = 0.5 * (lo_s[found] + hi_s[found])
+    half_sorted[fin[found]] = 0.5 * (hi_s[found] - lo_s[found])
+    np.put_along_axis(S, order, S_sorted, axis=1)
+    np.put_along_axis(half, order, half_sorted, axis=1)
+    return S, half, n
+
+
+def _privee_fit(Uf, w, eta, k) -> tuple:
+    """The map's ``w`` fitted robustly on the sorted finite rows ``Uf`` from the first least
+    squares ``w``, and the rows it was last fitted on."""
     # PRIVEE++'s diagonal need not grow with i (its scales shrink as its cells rise), so the
     # map may swap close scores: such a row, sorted, is not M s_sorted and misses u . w = 1.
     # The map is fitted again without the rows that miss it by more than ten times the
@@ -499,21 +520,7 @@ def recover_privee(U) -> tuple:
             break
         fitted = ranked[good]
         w = np.linalg.lstsq(fitted, np.ones(fitted.shape[0]), rcond=None)[0]
-    n = (1.0 - (w - (2.0 / k) * w.sum())) / w
-    delta, dn = _privee_delta(fitted, w, n, eta, k)
-    # each class's interval spans every consistent assignment; a row with none is dropped
-    lo_s, hi_s = np.full(Uf.shape, np.inf), np.full(Uf.shape, -np.inf)
-    for _, ok, Sa in _privee_candidates(Uf, n, delta, k, dn):
-        lo_s[ok], hi_s[ok] = np.minimum(lo_s[ok], Sa[ok] - delta), np.maximum(hi_s[ok], Sa[ok] + delta)
-    found = np.isfinite(lo_s).all(axis=1)
-    S, half = np.full(U.shape, np.nan), np.full(U.shape, np.nan)
-    S_sorted, half_sorted = np.full(U.shape, np.nan), np.full(U.shape, np.nan)
-    fin = np.flatnonzero(finite)
-    S_sorted[fin[found]] = 0.5 * (lo_s[found] + hi_s[found])
-    half_sorted[fin[found]] = 0.5 * (hi_s[found] - lo_s[found])
-    np.put_along_axis(S, order, S_sorted, axis=1)
-    np.put_along_axis(half, order, half_sorted, axis=1)
-    return S, half, n
+    return w, fitted
 
 
 def _privee_delta(Ur, w, n, eta, k):
@@ -852,39 +859,11 @@ def release_to_bounds(model: VFLModel, released: Any, Y: Any, release: Release) 
         lo, hi, flags = _topk_bounds(S, release, k, pairs)
         flags[np.any(np.isinf(S), axis=1)] |= int(ScoreFlag.NONFINITE)
     elif release.kind == "top1":
-        labels, p = (np.asarray(v) for v in released)
-        labels, p = labels.astype(np.int64), p.astype(float)
-        N = labels.shape[0]
-        t = release.half_width_for(2)
-        ell, ups = np.clip(p - t, 0.0, 1.0), np.clip(p + t, 0.0, 1.0)
-        flags = np.zeros(N, dtype=np.int64)
-        flags[~np.isfinite(p)] |= int(ScoreFlag.NONFINITE)
-        flags[(labels < 0) | (labels >= k) | (p < -t) | (p > 1 + t) | (ups <= 0)] |= int(ScoreFlag.IMPOSSIBLE)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            low_margin = np.log(ell) - np.log1p(-ell)      # z_y - z_j >= logit(ell) for every j
-            high_margin = np.log(ups) - np.log1p(-ups) if k == 2 else np.full(N, np.inf)
-        lo, hi = np.full((N, len(pairs)), -np.inf), np.full((N, len(pairs)), np.inf)
-        for q, (i, j) in enumerate(pairs):
-            top_j, top_i = labels == j, labels == i
-            lo[top_j, q], hi[top_j, q] = low_margin[top_j], high_margin[top_j]
-            lo[top_i, q], hi[top_i, q] = -high_margin[top_i], -low_margin[top_i]
+        lo, hi, flags = _top1_bounds(released, release, k, pairs)
+        N = flags.shape[0]
     else:
-        S = np.asarray(released, dtype=np.float64)
-        if S.ndim != 2 or S.shape[1] != k:
-            raise InvalidInputError(f"released scores must have shape (N, {k}); got shape {S.shape}")
-        if release.kind in ("privee", "priveeplus"):   # recover the scores, audit them as bounded noise
-            S, half, _ = recover_privee(S)
-            release = _Recovered("noise", 0.0, half=half)
-        N = S.shape[0]
-        flags = np.zeros(N, dtype=np.int64)
-        finite = np.all(np.isfinite(S), axis=1)
-        flags[~finite] |= int(ScoreFlag.NONFINITE)
-        Sf = np.where(finite[:, None], S, 0.5)
-        if release.kind != "loground":
-            t = release.half_widths(Sf)
-            flags[finite & (np.any(Sf < -t - 1e-12, axis=1) | np.any(Sf > 1 + t + 1e-12, axis=1))] |= int(ScoreFlag.IMPOSSIBLE)
-        pairs, lo, hi, impossible = _log_ratio_bounds(release, Sf, k)
-        flags[finite & impossible] |= int(ScoreFlag.IMPOSSIBLE)
+        pairs, lo, hi, flags = _score_bounds(released, release, k)
+        N = flags.shape[0]
     Y = as_active("Y", Y, N, model.n_active)
     A = model.pair_matrix
     D_act = np.array([model.W_act[j] - model.W_act[i] for i, j in pairs]).reshape(len(pairs), model.n_active)
@@ -903,6 +882,49 @@ def release_to_bounds(model: VFLModel, released: Any, Y: Any, release: Release) 
         L, U = L - slack, U + slack
     L[flags != 0], U[flags != 0] = np.nan, np.nan
     return BoundedSystem(A, L, U, tuple(pairs), flags)
+
+
+def _top1_bounds(released, release, k, pairs) -> tuple:
+    """``(lo, hi, flags)`` of a top-1 release: the label and its rounded probability."""
+    labels, p = (np.asarray(v) for v in released)
+    labels, p = labels.astype(np.int64), p.astype(float)
+    N = labels.shape[0]
+    t = release.half_width_for(2)
+    ell, ups = np.clip(p - t, 0.0, 1.0), np.clip(p + t, 0.0, 1.0)
+    flags = np.zeros(N, dtype=np.int64)
+    flags[~np.isfinite(p)] |= int(ScoreFlag.NONFINITE)
+    flags[(labels < 0) | (labels >= k) | (p < -t) | (p > 1 + t) | (ups <= 0)] |= int(ScoreFlag.IMPOSSIBLE)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        low_margin = np.log(ell) - np.log1p(-ell)      # z_y - z_j >= logit(ell) for every j
+        high_margin = np.log(ups) - np.log1p(-ups) if k == 2 else np.full(N, np.inf)
+    lo, hi = np.full((N, len(pairs)), -np.inf), np.full((N, len(pairs)), np.inf)
+    for q, (i, j) in enumerate(pairs):
+        top_j, top_i = labels == j, labels == i
+        lo[top_j, q], hi[top_j, q] = low_margin[top_j], high_margin[top_j]
+        lo[top_i, q], hi[top_i, q] = -high_margin[top_i], -low_margin[top_i]
+    return lo, hi, flags
+
+
+def _score_bounds(released, release, k) -> tuple:
+    """``(pairs, lo, hi, flags)`` of a release of k scores per row (probabilities, rounded,
+    noisy, log-probabilities, or PRIVEE's, recovered first and audited as bounded noise)."""
+    S = np.asarray(released, dtype=np.float64)
+    if S.ndim != 2 or S.shape[1] != k:
+        raise InvalidInputError(f"released scores must have shape (N, {k}); got shape {S.shape}")
+    if release.kind in ("privee", "priveeplus"):   # recover the scores, audit them as bounded noise
+        S, half, _ = recover_privee(S)
+        release = _Recovered("noise", 0.0, half=half)
+    N = S.shape[0]
+    flags = np.zeros(N, dtype=np.int64)
+    finite = np.all(np.isfinite(S), axis=1)
+    flags[~finite] |= int(ScoreFlag.NONFINITE)
+    Sf = np.where(finite[:, None], S, 0.5)
+    if release.kind != "loground":
+        t = release.half_widths(Sf)
+        flags[finite & (np.any(Sf < -t - 1e-12, axis=1) | np.any(Sf > 1 + t + 1e-12, axis=1))] |= int(ScoreFlag.IMPOSSIBLE)
+    pairs, lo, hi, impossible = _log_ratio_bounds(release, Sf, k)
+    flags[finite & impossible] |= int(ScoreFlag.IMPOSSIBLE)
+    return pairs, lo, hi, flags
 
 
 def decimals_of(V: Any, most: int = 8) -> int | None:
@@ -975,16 +997,24 @@ def fitting_kinds(published: Any, k: int, limit: int = 500) -> list[str]:
         return [f"topk:{K}:{D}"] if 0 < K < k and np.all(counts == K) and D is not None else []
     if np.any(~shown):
         return []
+    if np.all(V <= 1e-12):   # log-probabilities
+        return _fitting_log_kinds(V, k)
+    return _fitting_score_kinds(V, k)
+
+
+def _fitting_log_kinds(V, k) -> list[str]:
+    """:func:`fitting_kinds` of log-probabilities."""
+    lse = np.log(np.exp(V).sum(axis=1))
+    D = decimals_of(V, 6)
+    if D is not None and np.all(np.abs(lse) <= 2 * k * 0.5 * 10.0 ** -D + 1e-9):
+        return [f"loground:{D}"]
+    return ["exact (log-probabilities)"] if np.all(np.abs(lse) <= 1e-9) else []
+
+
+def _fitting_score_kinds(V, k) -> list[str]:
+    """:func:`fitting_kinds` of k finite values per row that are not log-probabilities."""
     out = []
     sums = V.sum(axis=1)
-    if np.all(V <= 1e-12):   # log-probabilities
-        lse = np.log(np.exp(V).sum(axis=1))
-        D = decimals_of(V, 6)
-        if D is not None and np.all(np.abs(lse) <= 2 * k * 0.5 * 10.0 ** -D + 1e-9):
-            out.append(f"loground:{D}")
-        elif np.all(np.abs(lse) <= 1e-9):
-            out.append("exact (log-probabilities)")
-        return out
     in_unit = np.all((V >= -1e-12) & (V <= 1 + 1e-12))
     D = decimals_of(V, 8)
     if in_unit and D is not None and D < 8 and np.all(np.abs(sums - 1.0) <= k * 0.5 * 10.0 ** -D + 1e-9):
