@@ -200,6 +200,32 @@ def _design(dataset: str, threads: int | None) -> float:
     return wall
 
 
+def _application_rows(only, full) -> tuple:
+    """The rows that run vflattack in a subprocess, if asked for and installed: the log audit's
+    (or None) and the release design's (compiled once here, outside the measurements)."""
+    log_row, design_rows = None, []
+    if ((full and not only) or (only and "log_audit" in only)) and log_audit_available():
+        log_row = Row(f"log audit (`vflattack audit --log --passive-log`, default methods), {LOG_ROWS:,} predictions, "
+                      "k = 2, d = 10 + 10; per core: 1 worker, all cores: 2 workers; the partitions' time (no cluster start)",
+                      "row", baseline="—")
+    if ((full and not only) or (only and "design" in only)) and log_audit_available():
+        design_rows = [Row(f"release design (`vflattack design --target radius=0.1 --dataset {ds}`, d = 10, 29 "
+                           "candidates), wall time of the command in a fresh process, warm cache; per core: "
+                           "NUMBA_NUM_THREADS=1", "run", baseline="—") for ds in DESIGN_DATASETS]
+        for ds in DESIGN_DATASETS:
+            _design(ds, None)
+    return log_row, design_rows
+
+
+def _log_agreement(log_row, log_mb) -> None:
+    """The log-audit row's last column: peak memory with 1 and 2 workers, and their speed-up."""
+    speedup = [a / b for a, b in zip(log_row.ours_1, log_row.ours_all)]
+    log_row.agree = (f"peak RSS of the process tree {statistics.median(log_mb[0]):.0f} MB ({min(log_mb[0]):.0f}–"
+                     f"{max(log_mb[0]):.0f}) with 1 worker, {statistics.median(log_mb[1]):.0f} MB "
+                     f"({min(log_mb[1]):.0f}–{max(log_mb[1]):.0f}) with 2; 2 workers "
+                     f"{statistics.median(speedup):.2f}× ({min(speedup):.2f}–{max(speedup):.2f}) the rows/s of 1")
+
+
 #: a case whose calibration before or after it ran this much slower than the best
 #: calibration of the run is measured again (at most ``_RETRIES`` times): on this 2-core VM
 #: the calibration's own spread over 40 quiet repeats is 2 % (median) to 5 % (worst) above
@@ -315,19 +341,8 @@ def run(repeats: int = 5, only=None, progress: bool = True, cold: bool = True,
 
     names = (list(CASES) if full else list(DEFAULT)) if not only else [n for n in CASES if n in only]
     cold_names = list(COLD) if cold and ((full and not only) or (only and "cold" in only)) else []
-    log_row = None
-    if ((full and not only) or (only and "log_audit" in only)) and log_audit_available():
-        log_row = Row(f"log audit (`vflattack audit --log --passive-log`, default methods), {LOG_ROWS:,} predictions, "
-                      "k = 2, d = 10 + 10; per core: 1 worker, all cores: 2 workers; the partitions' time (no cluster start)",
-                      "row", baseline="—")
-        log_mb: list = [[], []]
-    design_rows = []
-    if ((full and not only) or (only and "design" in only)) and log_audit_available():
-        design_rows = [Row(f"release design (`vflattack design --target radius=0.1 --dataset {ds}`, d = 10, 29 "
-                           "candidates), wall time of the command in a fresh process, warm cache; per core: "
-                           "NUMBA_NUM_THREADS=1", "run", baseline="—") for ds in DESIGN_DATASETS]
-        for ds in DESIGN_DATASETS:   # compile once, outside the measurements
-            _design(ds, None)
+    log_row, design_rows = _application_rows(only, full)
+    log_mb: list = [[], []]
     bar = tqdm(total=repeats * (bool(names) + len(cold_names) + (log_row is not None) + len(design_rows)),
                desc="bench", unit="round",
                disable=not progress, file=sys.stderr)
@@ -378,11 +393,7 @@ def run(repeats: int = 5, only=None, progress: bool = True, cold: bool = True,
             bar.update()
     bar.close()
     if log_row is not None:
-        speedup = [a / b for a, b in zip(log_row.ours_1, log_row.ours_all)]
-        log_row.agree = (f"peak RSS of the process tree {statistics.median(log_mb[0]):.0f} MB ({min(log_mb[0]):.0f}–"
-                         f"{max(log_mb[0]):.0f}) with 1 worker, {statistics.median(log_mb[1]):.0f} MB "
-                         f"({min(log_mb[1]):.0f}–{max(log_mb[1]):.0f}) with 2; 2 workers "
-                         f"{statistics.median(speedup):.2f}× ({min(speedup):.2f}–{max(speedup):.2f}) the rows/s of 1")
+        _log_agreement(log_row, log_mb)
     drift = max(calibrations) / min(calibrations) - 1.0 if calibrations else 0.0
     out = [choose(rows[n]) for n in names] + cold_rows + ([log_row] if log_row is not None else []) + design_rows
     for row in out:
