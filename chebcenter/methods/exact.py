@@ -150,8 +150,6 @@ def _exact(ctx: Context) -> MethodOutput:
     codes = np.full(n, Status.OPTIMAL, dtype=np.int8)
     n_vertices = np.zeros(n, dtype=np.int64)
     support = np.empty(n, dtype=object)
-    support_idx = np.empty(n, dtype=object)
-    vertices = np.empty(n, dtype=object)
     algorithm = opts["algorithm"]
     if algorithm == "auto":
         cheap = candidate_count(d, prob.rank) <= opts["max_candidates"]
@@ -173,18 +171,46 @@ def _exact(ctx: Context) -> MethodOutput:
     done = np.zeros(n, dtype=bool)
     if not opts["return_vertices"] and 0 < prob.rank < d and candidate_count(d, prob.rank) <= BATCH_CANDIDATES:
         done = batch_exact(ctx, centers, radii, lower, n_vertices, support)
+    rows = _EnumeratedRows(ctx, centers, radii, lower, codes, n_vertices, support)
 
     def block(start, stop):  # rows are independent; the kernels release the GIL
         for k in range(start, stop):
             if not done[k]:
-                _exact_row(k)
+                rows.solve(k)
 
-    def _exact_row(k):
-        q = ctx.Q[k]
+    if not done.all():
+        row_blocks(n, 1, block)
+    extras = {"radius_lower": lower, "n_vertices": n_vertices, "support": support,
+              "support_indices": rows.support_idx}
+    if any(r is not None for r in rows.routes):
+        extras["check"] = rows.routes
+    _conservative_lower(lower)
+    if opts["return_vertices"]:
+        extras["vertices"] = rows.vertices
+    return MethodOutput(centers, radii, codes, extras)
+
+
+class _EnumeratedRows:
+    """The rows the batch route leaves to the enumeration, one at a time, written into the
+    method's output arrays (shared across the threads of :func:`row_blocks`: each row writes
+    only its own entries)."""
+
+    def __init__(self, ctx, centers, radii, lower, codes, n_vertices, support):
+        self.ctx, self.prob, self.opts = ctx, ctx.problem, ctx.options
+        self.centers, self.radii, self.lower, self.codes = centers, radii, lower, codes
+        self.n_vertices, self.support = n_vertices, support
+        n = ctx.rows.size
+        self.support_idx = np.empty(n, dtype=object)
+        self.vertices = np.empty(n, dtype=object)
+        self.routes = np.full(n, None, dtype=object)
+
+    def _vertices(self, k, q):
+        """The slice's vertices and every candidate, widened to the forward error or to the
+        equations' tolerance when the computed slice has none; None if there are too many."""
+        prob, opts = self.prob, self.opts
         got = slice_vertices(prob, q, opts["max_vertices"], raw=True)
         if got is None:
-            codes[k] = Status.TOO_LARGE
-            return
+            return None
         V, every = got
         widened, at_tau = 0.0, False
         # S_F was found nonempty but the computed slice has no vertex: it misses the box by its
@@ -198,70 +224,68 @@ def _exact(ctx: Context) -> MethodOutput:
             got = slice_vertices(prob, q, opts["max_vertices"], walk=False, raw=True,
                                  tol=np.maximum(prob.coord_tol, widened))
             if got is None:
-                codes[k] = Status.TOO_LARGE
-                return
+                return None
             V, every = got
-        n_vertices[k] = V.shape[0]
+        return V, every, widened, at_tau
+
+    def solve(self, k):
+        prob, opts = self.prob, self.opts
+        q = self.ctx.Q[k]
+        got = self._vertices(k, q)
+        if got is None:
+            self.codes[k] = Status.TOO_LARGE
+            return
+        V, every, widened, at_tau = got
+        self.n_vertices[k] = V.shape[0]
         if V.shape[0] == 0:  # only rounding beyond the tolerance can do this
-            codes[k] = Status.SOLVER_ERROR
+            self.codes[k] = Status.SOLVER_ERROR
             return
         U = (V - q) @ prob.W
         c, radius, low, sup, meb_status = certified_ball(U)
         low = min(low, radius)  # the dual bound is exact up to rounding
-        centers[k] = q + prob.W @ c
+        self.centers[k] = q + prob.W @ c
         # the radius bounds every candidate, not only the de-duplicated ones
-        radius = max(radius, float(np.max(np.linalg.norm(every - centers[k], axis=1))))
+        radius = max(radius, float(np.max(np.linalg.norm(every - self.centers[k], axis=1))))
         if widened:   # candidates judged at the forward error: the true vertices are that close
             radius += widened * math.sqrt(prob.d)
             low = 0.0
-            codes[k] = Status.INACCURATE
-            routes[k] = ("the slice meets the box only at the equations' tolerance: vertices at that tolerance, "
-                         "radius widened by it") if at_tau else (
+            self.codes[k] = Status.INACCURATE
+            self.routes[k] = ("the slice meets the box only at the equations' tolerance: vertices at that tolerance, "
+                              "radius widened by it") if at_tau else (
                 "near-parallel equations: the computed slice missed the box by its forward error; "
                 "vertices at that tolerance, radius widened by it")
-        radii[k], lower[k] = radius, low
-        support_idx[k] = sup
-        support[k] = V[support_idx[k]]
+        self.radii[k], self.lower[k] = radius, low
+        self.support_idx[k] = sup
+        self.support[k] = V[sup]
         if opts["return_vertices"]:
-            vertices[k] = V
+            self.vertices[k] = V
         if not radius - low <= 1e-9 * (1.0 + radius) and not widened:   # the walk's dual is weak on
             low = max(low, _variance_lower(U, c, radius))                 # cospherical vertices
         gap_ok = radius - low <= 1e-9 * (1.0 + radius)
-        lower[k] = _lower_in_slice(prob, q, V, low)   # a bound for S_F itself (see there)
+        self.lower[k] = _lower_in_slice(prob, q, V, low)   # a bound for S_F itself (see there)
         if not gap_ok:   # (a walk that stopped early still gives an enclosing radius; the gap decides)
-            codes[k] = Status.INACCURATE
+            self.codes[k] = Status.INACCURATE
             if opts["algorithm"] != "enumerate":   # the branch and bound certifies by other means
-                _bnb_fallback(k, q)
+                self._bnb_fallback(k, q)
 
-    def _bnb_fallback(k, q):
+    def _bnb_fallback(self, k, q):
         """A second certificate from the branch and bound: the smaller of the two enclosing
         radii (with its center) and the larger of the two lower bounds; OPTIMAL when they
         meet within gap_tol, as for the branch and bound itself."""
+        prob, opts = self.prob, self.opts
         c, up, low, sup, info = bnb_center(prob, q, gap_tol=opts["gap_tol"], max_nodes=_FALLBACK_NODES)
         if c is None or not np.isfinite(up) or not np.isfinite(low):
             return
-        if up < radii[k]:
-            centers[k], radii[k], support[k], support_idx[k] = c, up, sup, None
+        if up < self.radii[k]:
+            self.centers[k], self.radii[k], self.support[k], self.support_idx[k] = c, up, sup, None
         low = _lower_in_slice(prob, q, sup, low)
-        lower[k] = max(low, lower[k]) if np.isfinite(lower[k]) else low
-        lower[k] = min(lower[k], radii[k])
-        routes[k] = "the enumeration's ball was not certified: certified by the branch and bound"
-        if radii[k] <= lower[k] * (1.0 + opts["gap_tol"]):
-            codes[k] = Status.OPTIMAL
+        self.lower[k] = max(low, self.lower[k]) if np.isfinite(self.lower[k]) else low
+        self.lower[k] = min(self.lower[k], self.radii[k])
+        self.routes[k] = "the enumeration's ball was not certified: certified by the branch and bound"
+        if self.radii[k] <= self.lower[k] * (1.0 + opts["gap_tol"]):
+            self.codes[k] = Status.OPTIMAL
         else:
-            routes[k] = "the enumeration's ball was not certified, nor by the branch and bound"
-
-    routes = np.full(n, None, dtype=object)
-    if not done.all():
-        row_blocks(n, 1, block)
-    extras = {"radius_lower": lower, "n_vertices": n_vertices, "support": support,
-              "support_indices": support_idx}
-    if any(r is not None for r in routes):
-        extras["check"] = routes
-    _conservative_lower(lower)
-    if opts["return_vertices"]:
-        extras["vertices"] = vertices
-    return MethodOutput(centers, radii, codes, extras)
+            self.routes[k] = "the enumeration's ball was not certified, nor by the branch and bound"
 
 
 def _variance_lower(U, c, radius, active=1e-7):

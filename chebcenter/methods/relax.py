@@ -217,6 +217,28 @@ def rcc1(ctx: Context) -> MethodOutput:
         todo = _rcc1_numba(ctx, todo, delta, centers, alphas, etas, route, best, check)
     if todo.size:
         todo = _point_rows(ctx, todo, delta, centers, alphas, etas, route, check)
+    _cvxpy_rows(ctx, todo, delta, centers, alphas, etas, codes, route, check, best)
+    # rows no route certified: the smallest valid certificate seen, else alpha = 1
+    lost = np.flatnonzero(np.isnan(etas))
+    for k in lost:
+        codes[k] = Status.INACCURATE
+        if np.isfinite(best.eta[k]):
+            centers[k], alphas[k], etas[k] = best.x[k], best.alpha[k], best.eta[k]
+        else:
+            centers[k], alphas[k], etas[k] = ctx.H[k], 1.0, ctx.radius_ball[k] ** 2
+            check[k] = f"{check[k]}; the alpha = 1 certificate (half*, radius R) is reported"
+    _not_above_rcc2(ctx, centers, etas, codes, route)
+    radii = np.sqrt(np.maximum(etas, 0.0))
+    extras = {"alpha": alphas, "eta": etas, "route": route}
+    if any(c is not None for c in check):
+        extras["check"] = check
+    return MethodOutput(centers, radii, codes, extras)
+
+
+def _cvxpy_rows(ctx, todo, delta, centers, alphas, etas, codes, route, check, best) -> None:
+    """The rows no compiled route certified, by the EBT dual in cvxpy (Clarabel, or SCS past
+    p = 12, unless ``solver`` names one), certified from its alpha and checked like the others."""
+    prob, solver = ctx.problem, ctx.options["solver"]
     for k in todo:
         name = solver if solver in ("clarabel", "scs") else ("clarabel" if prob.p <= 12 else "scs")
         dual = _SOLVERS.get(prob, ("rcc1", name), lambda name=name: EbtDual(name, factors=prob.W))
@@ -240,21 +262,6 @@ def rcc1(ctx: Context) -> MethodOutput:
             check[k] = None if st is Status.OPTIMAL else f"cvxpy {name}: {status}"
         else:
             check[k] = why[0]
-    # rows no route certified: the smallest valid certificate seen, else alpha = 1
-    lost = np.flatnonzero(np.isnan(etas))
-    for k in lost:
-        codes[k] = Status.INACCURATE
-        if np.isfinite(best.eta[k]):
-            centers[k], alphas[k], etas[k] = best.x[k], best.alpha[k], best.eta[k]
-        else:
-            centers[k], alphas[k], etas[k] = ctx.H[k], 1.0, ctx.radius_ball[k] ** 2
-            check[k] = f"{check[k]}; the alpha = 1 certificate (half*, radius R) is reported"
-    _not_above_rcc2(ctx, centers, etas, codes, route)
-    radii = np.sqrt(np.maximum(etas, 0.0))
-    extras = {"alpha": alphas, "eta": etas, "route": route}
-    if any(c is not None for c in check):
-        extras["check"] = check
-    return MethodOutput(centers, radii, codes, extras)
 
 
 def _not_above_rcc2(ctx, centers, etas, codes, route):
