@@ -224,7 +224,9 @@ def _add_design(sub) -> None:
                     "record's certified minimax radius r*/sqrt(d) >= TAU), leakage=EPS (the best prior-aware "
                     "attack at most EPS below the prior's MSE, measured) or pinned=P (no feature range of width <= "
                     "P). Records the label alone does not protect are listed apart (docs/vflattack.md, 'Privacy "
-                    "by design').")
+                    "by design').",
+        epilog="Exit status: 0 when a release meets the target, 4 when none of the kinds asked for does, 1 or 2 on "
+               "a data or input error.")
     de.add_argument("--target", required=True, metavar="TARGET", type=_target,
                     help="radius=TAU, leakage=EPS or pinned=P")
     de.add_argument("--kinds", nargs="+", default=["round", "sig", "gaussian"], metavar="KIND",
