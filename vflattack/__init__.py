@@ -15,7 +15,7 @@ import chebcenter as _chebcenter
 
 from . import attacks, audit, datasets, report
 from ._errors import DatasetError, InvalidInputError, UnreadableReleaseWarning, VflattackError
-from .api import AuditConfig, AuditResult, audit_log
+from .api import AuditConfig, AuditResult, DesignConfig, KnownInputConfig, LogConfig, ThreatConfig, audit_log
 from .attacks import (
     BASELINES,
     DEFAULT_METHODS,
@@ -47,6 +47,10 @@ __all__ = [
     "AttackResult",
     "AuditConfig",
     "AuditResult",
+    "DesignConfig",
+    "KnownInputConfig",
+    "LogConfig",
+    "ThreatConfig",
     "BASELINES",
     "DEFAULT_METHODS",
     "DatasetError",

@@ -1,18 +1,20 @@
-"""The typed white-box audit: ``va.audit(va.AuditConfig(...))``.
+"""The typed audits: ``va.audit(config)``.
 
 :class:`AuditConfig` holds what an audit runs on (the dataset or your data, the releases, the
 methods, the seeds, the prediction split, where to write the report); :func:`audit` runs it
 (:func:`vflattack.audit.run_audit` for one release, :func:`vflattack.audit.run_release_sweep`
 for several) and returns an :class:`AuditResult`, whose ``records`` are typed
 (:class:`vflattack.audit.AuditRecord`, or :class:`vflattack.audit.SweepRecord` for a sweep) and
-which renders and writes its own report. :func:`audit_log` audits a prediction log inside its
+which renders and writes its own report. :class:`ThreatConfig`, :class:`KnownInputConfig`,
+:class:`LogConfig` and :class:`DesignConfig` describe the other audits the same way, and
+``audit`` runs each. :func:`audit_log` audits a prediction log inside its
 report directory. Both sit above the report layer, which they use.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ._validate import InvalidInputError
@@ -23,7 +25,8 @@ from .model import VFLModel
 from .release import Release
 from .report import LogAuditReport, render, report_dir, write_reports
 
-__all__ = ["AuditConfig", "AuditResult", "audit", "audit_log"]
+__all__ = ["AuditConfig", "AuditResult", "DesignConfig", "KnownInputConfig", "LogConfig", "ThreatConfig", "audit",
+           "audit_log"]
 
 
 @dataclass(frozen=True)
@@ -98,9 +101,96 @@ class AuditResult(Result):
         return write_reports(out, placed)
 
 
-def audit(config: AuditConfig) -> AuditResult:
-    """Run the white-box audit ``config`` describes (module docstring); write its report to
-    ``config.out`` if given.
+@dataclass(frozen=True)
+class ThreatConfig:
+    """The black-box, agnostic and defence audits (:func:`vflattack.audit.run_threat_audit`):
+    its options, by name, and ``out``."""
+
+    dataset: str = "breast_cancer"
+    n_passive: int = 10
+    seeds: tuple = (0,)
+    data_dir: Any = None
+    n_predictions: int | None = None
+    n_observed: int = 100
+    lam: float = 1.0
+    epsilons: tuple = ()
+    defence_kinds: tuple = ("optimised",)
+    relative: bool = False
+    blackbox: bool = True
+    defence_rows: int = 2000
+    data: tuple | None = None
+    predict_fraction: float = PREDICT_FRACTION
+    out: Any = None
+
+
+@dataclass(frozen=True)
+class KnownInputConfig:
+    """The known-input attack on distance-preserving perturbation
+    (:func:`vflattack.audit.run_known_input`): its options, by name, and ``out``."""
+
+    dataset: str = "pendigits"
+    data_dir: Any = None
+    known: int = 4
+    epsilon: float = 0.07
+    trials: int = 10
+    records: int | None = None
+    translation: bool = False
+    normalize: bool = False
+    vfl: bool = False
+    passive: int = 8
+    seed: int = 0
+    predict_fraction: float = PREDICT_FRACTION
+    decimals: int | None = None
+    out: Any = None
+
+
+@dataclass(frozen=True)
+class LogConfig:
+    """The audit of a prediction log (:func:`audit_log`): the model, the log, ``out`` (required:
+    the reconstructions are written there) and the options of :func:`vflattack.audit.attack_log`."""
+
+    model: VFLModel
+    log: Any
+    out: Any
+    passive_log: Any = None
+    methods: tuple = DEFAULT_METHODS + BASELINES
+    prior: Prior | None = None
+    method_options: dict | None = None
+    client: Any = None
+    progress: bool = False
+    release: Release | None = None
+
+
+@dataclass(frozen=True)
+class DesignConfig:
+    """The release design (:func:`vflattack.design_release`): the model and the records, the
+    target, the options by name, and ``out``."""
+
+    model: VFLModel
+    Y: Any
+    target: Any
+    X: Any = None
+    scores: Any = None
+    kinds: tuple = ("round", "sig", "gaussian")
+    confidence: float = 0.95
+    prior: Prior | None = None
+    rng: Any = 0
+    leakage_curve: bool = False
+    progress: bool = False
+    out: Any = None
+
+
+def _options(config, drop=("out",)) -> dict:
+    return {f.name: getattr(config, f.name) for f in fields(config) if f.name not in drop}
+
+
+def audit(config: Any) -> Any:
+    """Run the audit ``config`` describes; write its report to ``config.out`` if given.
+
+    ``config`` is an :class:`AuditConfig` (the white-box audit or the precision sweep: an
+    :class:`AuditResult`), a :class:`ThreatConfig` or a :class:`KnownInputConfig` (an
+    :class:`AuditResult` of their records), a :class:`LogConfig` (the log audit's report) or a
+    :class:`DesignConfig` (a :class:`vflattack.audit.DesignResult`).
 
     Examples
     --------
@@ -109,8 +199,30 @@ def audit(config: AuditConfig) -> AuditResult:
     >>> type(res.records[0]).__name__, res.records[0].n_passive
     ('AuditRecord', 3)
     """
+    if isinstance(config, (ThreatConfig, KnownInputConfig)):
+        from .audit import run_known_input, run_threat_audit
+
+        run = run_threat_audit if isinstance(config, ThreatConfig) else run_known_input
+        opts = _options(config)
+        res = run(opts.pop("dataset"), **opts)
+        out = AuditResult(res.kind, res.records, res.config, res.parts)
+        if config.out is not None:
+            out.write(config.out)
+        return out
+    if isinstance(config, LogConfig):
+        opts = _options(config, drop=("model", "log", "out"))
+        return audit_log(config.model, config.log, config.out, **opts)
+    if isinstance(config, DesignConfig):
+        from .audit import design_release
+
+        opts = _options(config, drop=("model", "Y", "X", "out"))
+        res = design_release(config.model, config.Y, config.X, **opts)
+        if config.out is not None:
+            write_reports(config.out, [("", render(res))])
+        return res
     if not isinstance(config, AuditConfig):
-        raise InvalidInputError(f"config must be a vflattack.AuditConfig; got {type(config).__name__}")
+        raise InvalidInputError(f"config must be a vflattack.AuditConfig, ThreatConfig, KnownInputConfig, LogConfig "
+                                f"or DesignConfig; got {type(config).__name__}")
     options = dict(methods=config.methods, seeds=config.seeds, n_predictions=config.n_predictions,
                    data_dir=config.data_dir, predict_fraction=config.predict_fraction, progress=config.progress,
                    passive_columns=config.passive_columns, prior_data=config.prior_data, tau=config.tau,

@@ -302,8 +302,9 @@ def _target(text: str):
 
 def _design(args, progress) -> int:
     """``vflattack design``: on a dataset's prediction rows, or on a model file and its log."""
+    from .api import DesignConfig, audit
     from .attacks import Prior
-    from .audit import build_scenario, design_release, load_data, read_log
+    from .audit import build_scenario, load_data, read_log
 
     if bool(args.model) != bool(args.log):
         return _fail(cc.InvalidInputError("--model and --log go together: a model file and its prediction log"))
@@ -325,8 +326,9 @@ def _design(args, progress) -> int:
             prior = Prior.from_data(sc.X_train)
             where = {"dataset": args.dataset, "seed": args.seed}
         helper = cc.start_warmup_helper(_RELEASE_HELPER_STEPS)
-        res = design_release(model, Y, X, scores=P, target=args.target, kinds=args.kinds, confidence=args.confidence,
-                             prior=prior, rng=args.seed, leakage_curve=args.leakage_curve, progress=progress)
+        res = audit(DesignConfig(model=model, Y=Y, X=X, scores=P, target=args.target, kinds=tuple(args.kinds),
+                                 confidence=args.confidence, prior=prior, rng=args.seed,
+                                 leakage_curve=args.leakage_curve, progress=progress))
     except (datasets.DatasetError, cc.InvalidInputError, cc.MissingBackendError) as exc:
         return _fail(exc)
     finally:
@@ -386,7 +388,7 @@ def _audit_log(args, progress) -> int:
         return _fail(cc.InvalidInputError("--model and --log go together: a model file and its prediction log"))
     if args.out is None:
         return _fail(cc.InvalidInputError("--out is required with --log (the reconstructions are written there)"))
-    from .api import audit_log
+    from .api import LogConfig, audit
     from .attacks import Prior
     from .model import VFLModel
 
@@ -400,9 +402,9 @@ def _audit_log(args, progress) -> int:
         releases = _releases(args.release)
         if len(releases) > 1:
             raise cc.InvalidInputError("--release takes one value with --log (the release the log was written with)")
-        report = audit_log(model, args.log, args.out, passive_log=args.passive_log, methods=args.methods,
-                           prior=prior, client=client, progress=progress,
-                           release=None if releases[0].exact else releases[0])
+        report = audit(LogConfig(model=model, log=args.log, out=args.out, passive_log=args.passive_log,
+                                 methods=tuple(args.methods), prior=prior, client=client, progress=progress,
+                                 release=None if releases[0].exact else releases[0]))
     except (cc.InvalidInputError, cc.MissingBackendError) as exc:
         return _fail(exc)
     finally:
@@ -494,13 +496,13 @@ def main(argv=None) -> int:
 
 
 def _known_input(args, progress) -> int:
-    from .audit import run_known_input
+    from .api import KnownInputConfig, audit
 
     try:
-        result = run_known_input(args.dataset, data_dir=args.data_dir, known=args.known, epsilon=args.epsilon,
-                                 trials=args.trials, records=args.records, translation=args.translation,
-                                 normalize=args.normalize, vfl=args.vfl, passive=args.passive, seed=args.seed,
-                                 predict_fraction=args.predict_fraction, decimals=args.decimals)
+        result = audit(KnownInputConfig(
+            dataset=args.dataset, data_dir=args.data_dir, known=args.known, epsilon=args.epsilon, trials=args.trials,
+            records=args.records, translation=args.translation, normalize=args.normalize, vfl=args.vfl,
+            passive=args.passive, seed=args.seed, predict_fraction=args.predict_fraction, decimals=args.decimals))
     except (datasets.DatasetError, cc.InvalidInputError) as exc:
         return _fail(exc)
     return _render(args, [result])
@@ -527,14 +529,14 @@ def _audit(args, progress) -> int:
                 prior_data=_read_prior(args.prior_file) if args.prior_file else None, tau=args.tau,
                 radius_threshold=args.radius_threshold, progress=progress)))
         if set(args.attacks) - {"whitebox"} or args.defence:
-            from .audit import run_threat_audit
+            from .api import ThreatConfig, audit
 
             for d in args.passive:
-                results.append(run_threat_audit(
-                    args.dataset, n_passive=d, seeds=args.seeds, data_dir=args.data_dir, n_predictions=args.predictions,
-                    n_observed=args.observed, lam=args.lam, epsilons=args.epsilons if args.defence else (),
-                    defence_kinds=args.defence, relative=True, blackbox="blackbox" in args.attacks,
-                    predict_fraction=args.predict_fraction))
+                results.append(audit(ThreatConfig(
+                    dataset=args.dataset, n_passive=d, seeds=tuple(args.seeds), data_dir=args.data_dir,
+                    n_predictions=args.predictions, n_observed=args.observed, lam=args.lam,
+                    epsilons=tuple(args.epsilons) if args.defence else (), defence_kinds=tuple(args.defence),
+                    relative=True, blackbox="blackbox" in args.attacks, predict_fraction=args.predict_fraction)))
     except (datasets.DatasetError, cc.InvalidInputError) as exc:
         return _fail(exc)
     finally:

@@ -38,7 +38,7 @@ def test_config_is_checked_and_normalised():
         va.AuditConfig(releases=("rounded:2",))
     with pytest.raises(va.InvalidInputError, match="at least one release"):
         va.AuditConfig(releases=())
-    with pytest.raises(va.InvalidInputError, match="config must be a vflattack.AuditConfig"):
+    with pytest.raises(va.InvalidInputError, match="config must be a vflattack.AuditConfig, ThreatConfig"):
         va.audit({"dataset": "wine"})
 
 
@@ -73,3 +73,27 @@ def test_the_log_audit_left_the_report_layer(tmp_path):
     with pytest.warns(DeprecationWarning, match="vflattack.report.audit_log is now vflattack.audit_log"):
         rep = vflattack.report.audit_log(model, preds, tmp_path / "rep", methods=("ls",))
     assert rep.records[0]["method"] == "ls"
+
+
+def test_every_audit_runs_from_its_config(tmp_path):
+    threat = va.audit(va.ThreatConfig(dataset="wine", n_passive=3, n_observed=10, blackbox=False,
+                                      out=tmp_path / "threat"))
+    assert isinstance(threat, va.AuditResult) and threat.kind == "threats" and va.verify_report(tmp_path / "threat")
+    ref = va.run_threat_audit("wine", n_passive=3, n_observed=10, blackbox=False)
+    assert [type(r) for r in threat.records] == [type(r) for r in ref.records]
+    m = va.VFLModel(np.zeros((2, 0)), np.array([[0.0], [4.0]]), np.array([0.0, -2.0]))
+    design = va.audit(va.DesignConfig(model=m, Y=None, X=np.array([[0.7], [0.2]]), target="radius=0.05",
+                                      kinds=("round",), out=tmp_path / "design"))
+    assert isinstance(design, va.DesignResult) and (tmp_path / "design" / "design.json").exists()
+    with pytest.raises(va.InvalidInputError, match="AuditConfig, ThreatConfig, KnownInputConfig"):
+        va.audit(object())
+
+
+def test_the_log_audit_runs_from_its_config(tmp_path):
+    pytest.importorskip("dask")
+    rng = np.random.default_rng(0)
+    model = va.VFLModel(rng.standard_normal((3, 1)), rng.standard_normal((3, 2)), np.zeros(3))
+    preds, passive = va.audit.write_log(model, rng.random((10, 1)), rng.random((10, 2)), tmp_path / "logs",
+                                        partitions=1)
+    rep = va.audit(va.LogConfig(model=model, log=preds, out=tmp_path / "rep", passive_log=passive, methods=("ls",)))
+    assert rep.records[0]["rows_scored"] == 10 and va.verify_report(tmp_path / "rep")
