@@ -2,7 +2,7 @@
 
 cvxpy is the reference route, beside the compiled kernels: the RCC1 dual of a box slice
 on request (``solver="clarabel"`` / ``"scs"``) or for rows the compiled solver could not
-certify, the RCC2 projection QP on request (``solver="cvxpy"``), and the EBT dual of a
+certify, the RCC2 projection QP on request (``solver="clarabel"`` or ``"scs"``), and the EBT dual of a
 general set (:class:`chebcenter.Polytope`, :class:`chebcenter.QuadraticSet`).
 
 Each problem is built once with cvxpy Parameters and solved under a lock (cvxpy problems
@@ -115,7 +115,7 @@ class ProjectionQP(_Parametric):
 
     def __init__(self, solver: str, V, lo, hi, mid):
         super().__init__(solver)
-        cp = import_cvxpy("method 'rcc2' with solver='cvxpy'")
+        cp = import_cvxpy("method 'rcc2' with solver='clarabel' or 'scs'")
         self.x = cp.Variable(lo.size)
         cons = [self.x >= lo, self.x <= hi]
         self.rhs = cp.Parameter(V.shape[0]) if V.shape[0] else None

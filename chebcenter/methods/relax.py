@@ -449,15 +449,29 @@ def _certify(prob, Q, Alpha, delta):
     return X, Eta, ok
 
 
-def _qp_projection(prob, q):
-    """The projection of the box midpoint onto S_F (the slice through ``q``) by Clarabel's QP,
-    clipped to the box: ``(x, status)``, or ``(None, status)`` when the solver failed."""
-    qp = _SOLVERS.get(prob, "rcc2", lambda: ProjectionQP("clarabel", prob.Vr, prob.lo, prob.hi, prob.mid))
+def _qp_projection(prob, q, solver="clarabel"):
+    """The projection of the box midpoint onto S_F (the slice through ``q``) by a cvxpy QP
+    (Clarabel or SCS), clipped to the box: ``(x, status)``, or ``(None, status)`` when the
+    solver failed."""
+    qp = _SOLVERS.get(prob, ("rcc2", solver), lambda: ProjectionQP(solver, prob.Vr, prob.lo, prob.hi, prob.mid))
     x, status = qp.solve(prob.Vr @ q)
     st = status_of(status)
     if x is None or st > Status.INACCURATE:
         return None, st
     return np.clip(x, prob.lo, prob.hi), st
+
+
+def _rcc2_solver(name, value):
+    """rcc2's solver, in rcc1's vocabulary: ``auto`` (= ``numba``, the compiled dual Newton),
+    ``clarabel`` or ``scs`` (the projection as a cvxpy QP); ``cvxpy``, its earlier name for
+    ``clarabel``, warns for one release."""
+    if value == "cvxpy":
+        import warnings
+
+        warnings.warn("rcc2's solver='cvxpy' is now solver='clarabel' (or 'scs'), as for rcc1", DeprecationWarning,
+                      stacklevel=6)
+        return "clarabel"
+    return check_choice(name, value, ("auto", "numba", "clarabel", "scs"))
 
 
 def rcc2(ctx: Context) -> MethodOutput:
@@ -469,9 +483,11 @@ def rcc2(ctx: Context) -> MethodOutput:
     n = ctx.rows.size
     centers = ctx.projection()
     codes = np.full(n, Status.OPTIMAL, dtype=np.int8)
-    todo = np.arange(n) if ctx.options["solver"] == "cvxpy" else np.flatnonzero(np.isnan(centers[:, 0]))
+    solver = ctx.options["solver"]
+    cvx = solver in ("clarabel", "scs")
+    todo = np.arange(n) if cvx else np.flatnonzero(np.isnan(centers[:, 0]))
     for k in todo:
-        x, st = _qp_projection(prob, ctx.Q[k])
+        x, st = _qp_projection(prob, ctx.Q[k], solver if cvx else "clarabel")
         if x is None:  # S_F was found nonempty: anything else is the solver's
             codes[k] = Status.SOLVER_ERROR
             centers[k] = np.nan
@@ -709,7 +725,7 @@ RCC1 = MethodSpec(
 RCC2 = MethodSpec(
     "rcc2", rcc2, lies_in="S_F",
     certifies="sqrt(sum((hi-lo)^2)/4 - ||x - m||^2): the RCC2 relaxation value",
-    options={"solver": "numba"},
-    validators={"solver": lambda name, v: check_choice(name, v, ("numba", "cvxpy"))},
-    interval_values={"solver": ("numba",)},
+    options={"solver": "auto"},
+    validators={"solver": lambda name, v: _rcc2_solver(name, v)},
+    interval_values={"solver": ("auto", "numba")},
 )

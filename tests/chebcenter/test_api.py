@@ -196,3 +196,17 @@ def test_chebyshev_center_takes_boxslices_order_and_warns_on_the_old_one():
     with pytest.warns(DeprecationWarning):
         only_method = cc.chebyshev_center(A, [0.5], "rcc2")
     np.testing.assert_allclose(only_method.center, cc.chebyshev_center(A, [0.5], method="rcc2").center)
+
+
+def test_rcc2_speaks_rcc1s_solver_vocabulary():
+    P = cc.BoxSlice([[1.0, 1.0, 0.5]])
+    ref = P.center([0.8], method="rcc2")
+    for solver in ("auto", "numba", "clarabel", "scs"):
+        r = P.center([0.8], method="rcc2", solver=solver)
+        # SCS stops at its default accuracy (about 1e-4 here); the others at 1e-8 or better
+        np.testing.assert_allclose(r.center, ref.center, atol=1e-3 if solver == "scs" else 1e-6)
+    with pytest.warns(DeprecationWarning, match="solver='cvxpy' is now solver='clarabel'"):
+        old = P.center([0.8], method="rcc2", solver="cvxpy")
+    np.testing.assert_allclose(old.center, ref.center, atol=1e-6)
+    with pytest.raises(cc.InvalidInputError, match="solver must be one of"):
+        P.center([0.8], method="rcc2", solver="cvx")

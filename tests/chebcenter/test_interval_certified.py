@@ -333,7 +333,7 @@ def test_every_coordinate_fixed_at_a_large_offset_keeps_its_gap():
     assert sl.feature_ranges(lower=L[None], upper=U[None]).status_codes[0] == Status.INFEASIBLE
 
 
-@pytest.mark.parametrize("method, option", [("rcc2", {"solver": "cvxpy"}), ("cls", {"solver": "scipy"}),
+@pytest.mark.parametrize("method, option", [("rcc2", {"solver": "clarabel"}), ("cls", {"solver": "scipy"}),
                                             ("exact", {"return_vertices": True}), ("exact", {"return_support": True})])
 def test_an_option_interval_rows_ignore_is_refused_by_name(method, option):
     """rcc2's cvxpy route and exact's vertices were accepted on interval rows and then
@@ -409,8 +409,9 @@ def test_an_unconverged_projection_keeps_a_bound_and_says_why(monkeypatch):
     # the equality case, rcc2 through its QP solver: a vertex of S_F instead of the projection
     sl = cc.BoxSlice([[1.0, 1.0, 1.0]])
     vertex = np.array([1.0, 0.5, 0.0])
-    monkeypatch.setattr(relax, "_qp_projection", lambda prob, q: ((vertex - sl.mid) / sl.scale, Status.INACCURATE))
-    r = sl.center([1.5], method="rcc2", solver="cvxpy")
+    monkeypatch.setattr(relax, "_qp_projection",
+                        lambda prob, q, solver="clarabel": ((vertex - sl.mid) / sl.scale, Status.INACCURATE))
+    r = sl.center([1.5], method="rcc2", solver="clarabel")
     V = sl.vertices([1.5])
     assert r.status == Status.INACCURATE and r.extras["check"] is not None
     assert r.radius >= np.max(np.linalg.norm(V - r.center, axis=1)) - 1e-12

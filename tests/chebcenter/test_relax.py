@@ -117,7 +117,7 @@ def test_rcc2_numba_matches_qp(inst):
     ref = rcc2_qp(A, b, lo, hi)
     P = cc.BoxSlice(A, lo, hi)
     r = P.center(b, method="rcc2")
-    r_cvx = P.center(b, method="rcc2", solver="cvxpy")
+    r_cvx = P.center(b, method="rcc2", solver="clarabel")
     assert r.status is cc.Status.OPTIMAL
     # The compiled projection against Clarabel's (the reference QP and the cvxpy route), by
     # strong convexity rather than a fixed distance: f(c) = ||c - m||^2 has modulus 1 on the

@@ -150,7 +150,7 @@ def test_12_threads_on_every_route_give_the_serial_result():
     X[:, :3] = 1.0  # corner slices: the compiled route hands some rows to cvxpy
     B = X @ A.T
     P = cc.BoxSlice(A)
-    calls = [("rcc1", {}), ("rcc1", {"solver": "clarabel"}), ("rcc2", {"solver": "cvxpy"}),
+    calls = [("rcc1", {}), ("rcc1", {"solver": "clarabel"}), ("rcc2", {"solver": "clarabel"}),
              ("rcc2", {}), ("exact", {}), ("exact", {"algorithm": "bnb"}), ("cls", {}), ("half_star", {}),
              ("half", {}), ("ls", {}), ("auto", {})]
     _threads_agree(calls, lambda m, o: P.centers(B, m, **o), copies=4)
