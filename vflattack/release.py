@@ -260,8 +260,8 @@ class Release:
             return np.round(log_P, K)
         if self.kind == "clip":
             return np.clip(P, self.value, 1.0 - self.value)
-        if self.kind == "label":
-            return np.argmax(P, axis=1)
+        if self.kind == "label":   # by log-probability, as rank and top-k: no ties where P underflows
+            return np.argmax(log_P, axis=1)
         if self.kind == "top1":
             return np.argmax(P, axis=1), np.round(P.max(axis=1), K)
         if self.kind == "rank":   # the classes best first (by log-probability: no ties where P underflows)

@@ -464,8 +464,6 @@ class _Context:
         t0 = time.perf_counter()
         N, d = self.P.shape[0], self.model.n_passive
         pub = rel.publish_scores(self.P, self.rng, log_scores=self.logP)
-        if rel.kind == "label":
-            pub = self.top.copy()
         system = release_to_bounds(self.model, pub, self.Y, rel)
         valid = system.valid
         rec = {"value": np.full(N, np.nan), "upper": np.full(N, np.nan), "ok": np.zeros(N, dtype=bool),
