@@ -29,7 +29,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 import chebcenter as cc
-import chebcenter.lifting as lifting
+import chebcenter._core.lifting as lifting
 
 
 def release(k, d, n, h, seed=3):

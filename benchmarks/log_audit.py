@@ -25,7 +25,7 @@ import sys
 import tempfile
 import time
 
-from vflattack.audit.synthetic import run_audit, write_inputs
+from vflattack.bench import run_audit, write_inputs
 
 
 def main(argv=None) -> int:

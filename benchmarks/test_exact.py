@@ -10,7 +10,7 @@ import pytest
 from conftest import planted, quiet
 
 import chebcenter as cc
-from chebcenter._bench_cases import qhull_vertices
+from chebcenter.bench.cases import qhull_vertices
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests"))
 from reference import brute_vertices, meb_socp  # noqa: E402
@@ -40,7 +40,7 @@ def test_exact_brute_force_baseline(benchmark, d, m):
 
 
 def _qhull_vertices(P, q):
-    """The baseline: scipy's qhull on the null-space rewrite (chebcenter._bench_cases)."""
+    """The baseline: scipy's qhull on the null-space rewrite (chebcenter.bench.cases)."""
     return qhull_vertices(P.W, P.lo, P.hi, q)
 
 

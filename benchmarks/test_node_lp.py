@@ -8,7 +8,7 @@ import pytest
 from scipy.optimize import linprog
 
 import chebcenter as cc
-import chebcenter.methods.bnb as bnb
+import chebcenter.methods.exact_bnb as bnb
 
 
 def _node(r, d, seed=0):

@@ -11,7 +11,7 @@ import pytest
 from conftest import planted
 
 import chebcenter as cc
-from chebcenter._bench_cases import highs_ranges
+from chebcenter.bench.cases import highs_ranges
 
 
 def highs_rows(A, B):

@@ -13,10 +13,8 @@ from ._errors import DASK_HINT, ChebcenterError, InvalidInputError, MissingBacke
 from ._warmup import start_helper as start_warmup_helper
 from ._warmup import warmup
 from .methods import METHODS
-from .problem import BoxSlice, chebyshev_center
-from .ranges import FeatureRanges
-from .results import BatchResult, CenterResult, Status
-from .sets import Polytope, QuadraticSet
+from .results import BatchResult, CenterResult, FeatureRanges, Status
+from .sets import BoxSlice, Polytope, QuadraticSet, chebyshev_center
 
 __version__ = "0.1.0"  # the one version string: pyproject.toml and vflattack read it
 

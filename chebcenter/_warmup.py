@@ -45,7 +45,7 @@ def _step_kernels() -> dict:
     from .kernels.closed_forms import prepare_rows
     from .kernels.cuts import cut_vertices
     from .kernels.edge_walk import pivot_vertices
-    from .kernels.intervals import project_metric_boxes, project_points_boxes, range_boxes
+    from .kernels.interval_rows import project_metric_boxes, project_points_boxes, range_boxes
     from .kernels.nnls import nnls_rows
     from .kernels.projection import project_rows
     from .kernels.qp import project_metric_rows
@@ -120,7 +120,7 @@ class Helper:
     def stop(self) -> None:
         """End the child if it still runs (numba writes each cache file whole, by rename, so
         stopping it mid-step loses that step's work and nothing else) and reap it."""
-        from . import _jit
+        from ._core import jit as _jit
 
         if _jit._OWNER is self:
             _jit.set_compile_owner(None)
@@ -157,7 +157,7 @@ def start_helper(steps, shape=None, own: bool = False, meanwhile=()) -> Helper |
         will solve so that the child compiles the same kernels.
     own : bool, default False
         This process then waits for the child's steps instead of compiling them itself
-        when it reaches one first (:func:`chebcenter._jit.await_method`, called by the dispatcher): on two
+        when it reaches one first (:func:`chebcenter._core.jit.await_method`, called by the dispatcher): on two
         cores, compiling the same kernel twice at once takes as long as once, and keeps
         the other core from what it could compile meanwhile. Until :meth:`Helper.stop`.
     meanwhile : sequence of str, optional
@@ -184,7 +184,7 @@ def start_helper(steps, shape=None, own: bool = False, meanwhile=()) -> Helper |
     """
     import os
 
-    from . import _jit
+    from ._core import jit as _jit
 
     todo = tuple(step for step in steps if step in STEPS)
     bad = [step for step in (*steps, *meanwhile) if step not in STEPS]
@@ -231,8 +231,8 @@ def _shape_args(shape) -> list:
 def _run(step: str, shape=(3, 8)) -> None:
     """Use one method on a small fixed problem (``shape``: A's rows and columns), so its
     kernels compile with the signatures production calls use."""
-    from .problem import BoxSlice
-    from .sets import Polytope
+    from .sets.box_slice import BoxSlice
+    from .sets.general import Polytope
 
     rng = np.random.default_rng(0)
     m, d = shape
@@ -317,8 +317,8 @@ def warmup(steps=None, progress=None, jobs: int = 1, shape=None) -> float:
     >>> chebcenter.warmup(["half"]) >= 0.0
     True
     """
+    from ._core.validate import as_positive_int
     from ._errors import InvalidInputError
-    from ._validate import as_positive_int
 
     todo = STEPS if steps is None else ((steps,) if isinstance(steps, str) else tuple(steps))
     bad = [step for step in todo if step not in STEPS]

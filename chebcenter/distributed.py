@@ -33,11 +33,11 @@ from typing import Any
 
 import numpy as np
 
+from ._core.validate import check_choice, check_options
 from ._errors import InvalidInputError, import_dask
-from ._validate import check_choice, check_options
 from .methods import REGISTRY
-from .problem import BoxSlice
 from .results import BatchResult, Status
+from .sets import BoxSlice
 
 __all__ = ["DaskBatchResult", "centers", "require_dask"]
 

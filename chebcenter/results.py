@@ -1,4 +1,4 @@
-"""Result types and the closed :class:`Status` enum."""
+"""Every result type of chebcenter, and the closed :class:`Status` enum: one place, below every layer that returns them."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["BatchResult", "CenterResult", "Status"]
+__all__ = ["BatchResult", "CenterResult", "FeatureRanges", "Status"]
 
 
 class Status(enum.IntEnum):
@@ -200,3 +200,56 @@ class BatchResult:
     def __repr__(self) -> str:
         return (f"BatchResult(method={self.method!r}, N={len(self)}, "
                 f"d={self.centers.shape[1]}, status={self.counts()}, time={self.time:.3g}s)")
+
+
+@dataclass
+class FeatureRanges:
+    """Per-row, per-coordinate intervals ``[lower, upper]`` of S_F (NaN where S_F is empty).
+
+    Attributes
+    ----------
+    lower, upper : ndarray, shape (N, d)
+    status_codes : ndarray of int8, shape (N,)
+        As for centers (:class:`chebcenter.Status`).
+    time : float
+        Seconds for the batch.
+    lo, hi : ndarray, shape (d,)
+        The box, for :meth:`pinned`.
+    """
+
+    lower: np.ndarray
+    upper: np.ndarray
+    status_codes: np.ndarray
+    time: float
+    lo: np.ndarray
+    hi: np.ndarray
+
+    @property
+    def status(self) -> np.ndarray:
+        """Status per row (object array of :class:`Status`)."""
+        return np.array([Status(int(c)) for c in self.status_codes], dtype=object)
+
+    @property
+    def ok(self) -> np.ndarray:
+        """Rows with intervals (OPTIMAL or INACCURATE)."""
+        return self.status_codes <= Status.INACCURATE
+
+    @property
+    def widths(self) -> np.ndarray:
+        """``upper - lower`` (NaN rows where S_F is empty)."""
+        return self.upper - self.lower
+
+    def pinned(self, tau: float = 0.1) -> np.ndarray:
+        """Boolean (N, d): the coordinate is known to within ``tau`` of its box side,
+        ``upper - lower <= tau (hi - lo)``. Fixed coordinates (lo = hi) count as pinned."""
+        tau = float(tau)
+        if not (np.isfinite(tau) and tau >= 0):
+            from ._errors import InvalidInputError
+            raise InvalidInputError(f"tau must be a finite number >= 0; got {tau!r}")
+        with np.errstate(invalid="ignore"):
+            return self.ok[:, None] & (self.widths <= tau * (self.hi - self.lo) + 1e-12 * (self.hi - self.lo))
+
+    def counts(self) -> dict[str, int]:
+        """``{status name: number of rows}``."""
+        codes, nums = np.unique(self.status_codes, return_counts=True)
+        return {Status(int(c)).name: int(k) for c, k in zip(codes, nums)}

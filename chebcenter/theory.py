@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from ._core.validate import as_matrix
 from ._errors import InvalidInputError
-from ._validate import as_matrix
 
 __all__ = [
     "TheoryReport",
@@ -41,7 +41,7 @@ __all__ = [
 
 
 def _box_slice(A, lo, hi):
-    from .problem import BoxSlice
+    from .sets import BoxSlice
     return BoxSlice(A, lo=lo, hi=hi)
 
 

@@ -17,15 +17,16 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 #: chebcenter, bottom to top; a module belongs to the first prefix it matches (longest first)
 CHEBCENTER_LAYERS = (
-    ("chebcenter._errors", "chebcenter._jit", "chebcenter._parallel", "chebcenter.results"),
-    ("chebcenter._validate",),
-    ("chebcenter.kernels", "chebcenter._cvxpy"),
-    ("chebcenter.core",),
-    ("chebcenter.methods", "chebcenter.ranges", "chebcenter.lifting"),
-    ("chebcenter.dispatch", "chebcenter.sets"),
-    ("chebcenter.problem", "chebcenter._bounded"),
+    ("chebcenter._errors", "chebcenter._core", "chebcenter._core.jit", "chebcenter._core.parallel",
+     "chebcenter.results"),
+    ("chebcenter._core.validate",),
+    ("chebcenter.kernels", "chebcenter._core.cvxpy_forms"),
+    ("chebcenter._core.normalised", "chebcenter._core.lifting"),
+    ("chebcenter.methods",),
+    ("chebcenter.methods.dispatch",),
+    ("chebcenter.sets",),
     ("chebcenter.theory", "chebcenter.distributed", "chebcenter._warmup"),
-    ("chebcenter", "chebcenter.cli", "chebcenter._bench", "chebcenter._bench_cases", "chebcenter.__main__"),
+    ("chebcenter", "chebcenter.cli", "chebcenter.bench", "chebcenter.__main__"),
 )
 
 #: vflattack, bottom to top (docs/architecture.md)
@@ -37,7 +38,7 @@ VFLATTACK_LAYERS = (
     ("vflattack.attacks",),
     ("vflattack.audit",),
     ("vflattack.report",),
-    ("vflattack", "vflattack.api", "vflattack.cli", "vflattack.__main__"),
+    ("vflattack", "vflattack.api", "vflattack.cli", "vflattack.bench", "vflattack.__main__"),
 )
 
 

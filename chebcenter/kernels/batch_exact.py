@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 
-from .._jit import jit
+from .._core.jit import jit
 from .ball import _circumcenter, ball_from_support, farthest2, min_enclosing_ball, weighted_spread2
 from .batch_tables import _candidates, _candidates1, _candidates_halves, basis_tables, half_sums, half_table_bytes
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import jit
+from .._core.jit import jit
 from .linalg import argsort_stable
 from .vertices import _lu_inverse
 

@@ -3,14 +3,14 @@ exactly with an incrementally sorted ratio order) and the depth-first search ove
 sub-boxes that maximises ``||x - c||^2`` over S_F (:func:`farthest_point_dfs`).
 
 Private module. The scheme, its bounds and its certificate are described in
-:mod:`chebcenter.methods.bnb`, the Python driver that calls it.
+:mod:`chebcenter.methods.exact_bnb`, the Python driver that calls it.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .._jit import jit, jit_noalloc
+from .._core.jit import jit, jit_noalloc
 from .linalg import argsort_into
 from .simplex import RANGES_EMPTY, RANGES_OK, lp_max_warm, simplex_state, warm_phase2
 

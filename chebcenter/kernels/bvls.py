@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from .._jit import jit
+from .._core.jit import jit
 from .linalg import forward_substitute
 
 __all__ = ["NEEDS_GELSD", "bvls_rows"]
@@ -333,7 +333,7 @@ def _bvls_one(A, b, lb, ub, tol, x, gelsd):
 @jit
 def bvls_rows(A, B, lb, ub, tol, X, nit, status, gelsd=None):
     """:func:`_bvls_one` for every row of ``B`` (blocks of rows run on all cores through
-    :func:`chebcenter._parallel.row_blocks`); writes ``X[n]``, the
+    :func:`chebcenter._core.parallel.row_blocks`); writes ``X[n]``, the
     iteration count and SciPy's status code (0 max iterations, 1 first-order optimality,
     2 cost change below tol, 3 unconstrained solution in the box)."""
     for n in range(B.shape[0]):

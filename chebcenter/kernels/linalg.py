@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from .._jit import jit
+from .._core.jit import jit
 
 __all__ = [
     "argsort_into",

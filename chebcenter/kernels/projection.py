@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from .._jit import jit
+from .._core.jit import jit
 from .linalg import cholesky_solve, residual_norm
 
 #: outcomes of :func:`project_one`

@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from .._jit import jit
+from .._core.jit import jit
 from .qp import _lu_solve
 
 __all__ = ["RCC2_OPTIMAL", "rcc2_interval_rows"]

@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from .._jit import jit, jit_noalloc
+from .._core.jit import jit, jit_noalloc
 
 __all__ = ["RANGES_EMPTY", "RANGES_FAILED", "RANGES_OK", "lp_max", "lp_max_warm", "range_rows", "simplex_state"]
 

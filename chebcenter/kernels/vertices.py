@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from .._jit import jit
+from .._core.jit import jit
 from .linalg import argsort_stable
 
 __all__ = ["candidate_count", "distinct_rows", "enumerate_vertices"]

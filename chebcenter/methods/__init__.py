@@ -1,20 +1,20 @@
 """The method table: one entry per estimator (CVXPY-style registry).
 
 Adding a method is one :class:`MethodSpec` in :data:`REGISTRY`; the dispatcher
-(:mod:`chebcenter.dispatch`) never branches on method names. The types live in
-:mod:`chebcenter.methods._types`, below the method modules, so no method imports
+(:mod:`chebcenter.methods.dispatch`) never branches on method names. The types live in
+:mod:`chebcenter.methods.spec`, below the method modules, so no method imports
 from this package.
 """
 
 from __future__ import annotations
 
-from ._types import Context, Extra, MethodOutput, MethodSpec
 from .auto import AUTO
 from .cls import CLS
 from .exact import EXACT
 from .project import PROJECT
 from .relax import RCC1, RCC2
 from .simple import HALF, HALF_STAR, LS
+from .spec import Context, Extra, MethodOutput, MethodSpec
 
 __all__ = ["Context", "Extra", "MethodOutput", "MethodSpec", "REGISTRY", "METHODS"]
 

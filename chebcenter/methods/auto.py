@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validate import as_positive_int
+from .._core.validate import as_positive_int
 from ..results import Status
-from ._types import Context, Extra, MethodOutput, MethodSpec
 from .exact import candidate_count, exact, prefer_bnb
 from .relax import RCC1, rcc1
+from .spec import Context, Extra, MethodOutput, MethodSpec
 
 __all__ = ["AUTO", "exact_options"]
 
@@ -41,7 +41,7 @@ def exact_options(options, d, rank):
 def auto(ctx: Context) -> MethodOutput:
     """exact where its work is within auto's limits, else rcc1; on interval rows the same
     policy on the lifted set's dimension and rank, where exact's routes decide TOO_LARGE
-    themselves (:func:`chebcenter.lifting.vertices_of`)."""
+    themselves (:func:`chebcenter._core.lifting.vertices_of`)."""
     prob = ctx.problem
     opts = ctx.options
     n = ctx.rows.size

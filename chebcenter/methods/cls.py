@@ -24,12 +24,12 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import lsq_linear
 
-from .._parallel import row_blocks
-from .._validate import check_choice
+from .._core.parallel import row_blocks
+from .._core.validate import check_choice
 from ..kernels.bvls import NEEDS_GELSD, bvls_rows
 from ..results import Status
-from ._types import Context, Extra, MethodOutput, MethodSpec
 from .relax import lifted_near, reasons
+from .spec import Context, Extra, MethodOutput, MethodSpec
 
 __all__ = ["CLS"]
 

@@ -10,7 +10,7 @@
    distances are preserved) by the Fischer-Gartner-Kutz walking algorithm,
    which stops when the center lies in the convex hull of its support.
 
-A batch takes the batch route first (:mod:`chebcenter.methods._batch_exact`): the
+A batch takes the batch route first (:mod:`chebcenter.methods.exact_batch`): the
 basis tables built once for all rows, one compiled kernel for the candidates, their
 de-duplication by snapped pattern and a working-set ball started from the previous row's
 support (rows in the order of ``beta``); the rows it does not certify come down the
@@ -25,7 +25,7 @@ vertex count. Size guards: ``max_candidates`` bounds the work
 basic feasible solutions found.
 
 Past the enumeration (``algorithm="auto"`` when rank A = 1, or ``algorithm="bnb"``):
-the working-set scheme of :mod:`chebcenter.methods.bnb` -- minimum enclosing ball of a few
+the working-set scheme of :mod:`chebcenter.methods.exact_bnb` -- minimum enclosing ball of a few
 points of S_F, a branch-and-bound oracle for the point of S_F farthest from its center,
 repeat -- which never lists the vertices. Its result is certified by
 ``radius_lower <= r* <= radius`` and is OPTIMAL when ``radius <= radius_lower (1 + gap_tol)``
@@ -45,19 +45,19 @@ import math
 
 import numpy as np
 
-from .._parallel import row_blocks
-from .._validate import as_bool, as_positive_float, as_positive_int, check_choice
-from ..core import _Core
+from .._core.lifting import ROUTE_SLAB, SLAB_MAX_D, vertices_of
+from .._core.normalised import _Core
+from .._core.parallel import row_blocks
+from .._core.validate import as_bool, as_positive_float, as_positive_int, check_choice
 from ..kernels.ball import certified_ball, working_set_ball
 from ..kernels.edge_walk import PIVOT_OK, PIVOT_TOO_MANY, pivot_vertices
 from ..kernels.simplex import RANGES_OK, lp_max
 from ..kernels.vertices import candidate_count, distinct_rows, enumerate_vertices
-from ..lifting import ROUTE_SLAB, SLAB_MAX_D, vertices_of
 from ..results import Status
-from ._batch_exact import BATCH_CANDIDATES, batch_exact, batch_slab
-from ._types import Context, Extra, MethodOutput, MethodSpec
-from .bnb import bnb_center
+from .exact_batch import BATCH_CANDIDATES, batch_exact, batch_slab
+from .exact_bnb import bnb_center
 from .relax import lifted_rcc2
+from .spec import Context, Extra, MethodOutput, MethodSpec
 
 __all__ = ["EXACT", "candidate_count", "slice_vertices"]
 
@@ -98,7 +98,7 @@ def _start_direction(d):
 
 def slice_vertices(problem, q, capacity, walk=True, raw=False, tol=None):
     """Distinct vertices of S_F for ``q = A^+ b`` (rows), or None past ``capacity``, on the
-    normalised problem ``problem`` (a :class:`chebcenter.core._Core`; ``q`` in its frame).
+    normalised problem ``problem`` (a :class:`chebcenter._core.normalised._Core`; ``q`` in its frame).
     With ``raw=True``, ``(distinct, every candidate before de-duplication)``.
 
     First the edge walk (:func:`chebcenter.kernels.edge_walk.pivot_vertices`) from an LP
@@ -468,7 +468,7 @@ def _bnb_rows(ctx, centers, radii, lower, codes, support):
 
 def _exact_on_intervals(ctx: Context) -> MethodOutput:
     """exact on a group of interval rows (docs/theory.md §8.7): the minimum enclosing ball of
-    the vertices, found by the route of least cost (:func:`chebcenter.lifting.vertices_of`),
+    the vertices, found by the route of least cost (:func:`chebcenter._core.lifting.vertices_of`),
     the batch slab route on one interval row, or the lifted branch and bound."""
     core, grp, k, Y0, opts = ctx.problem, ctx.group, ctx.k, ctx.Y0, ctx.options
     n = k.size
@@ -537,7 +537,7 @@ _SHRINK = 1e-4
 
 
 def _lifted_bnb(core, grp, kk, opts, r2):
-    """The certified branch and bound of box slices (:func:`chebcenter.methods.bnb.bnb_center`)
+    """The certified branch and bound of box slices (:func:`chebcenter.methods.exact_bnb.bnb_center`)
     on one interval row ``l <= a^T x <= u`` (docs/theory.md §8.4).
 
     Lifted with its coordinate shrunk, ``y = (x, (a^T x - c) / lam)`` with c the interval's

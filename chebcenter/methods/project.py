@@ -23,14 +23,14 @@ import dataclasses
 
 import numpy as np
 
+from .._core.parallel import row_blocks
+from .._core.validate import as_array
 from .._errors import InvalidInputError
-from .._parallel import row_blocks
-from .._validate import as_array
 from ..kernels.linalg import rows_times
 from ..kernels.qp import QP_OPTIMAL, project_metric_rows
 from ..results import Status
-from ._types import Context, Extra, MethodOutput, MethodSpec
 from .relax import lifted_near, rcc2, reasons
+from .spec import Context, Extra, MethodOutput, MethodSpec
 
 __all__ = ["PROJECT"]
 

@@ -26,7 +26,7 @@ x-space with ``A x = b`` kept linear); its value
 of its own center.
 
 On interval rows ``L <= A x <= U`` (docs/theory.md §8.4-§8.5) both run on the lifted group
-(:mod:`chebcenter.lifting`): rcc2 is the projection of the box midpoint onto S (a dual
+(:mod:`chebcenter._core.lifting`): rcc2 is the projection of the box midpoint onto S (a dual
 coordinate ascent, certified at any dual point, or the metric QP in the lifted coordinates),
 and rcc1 is the EBT dual with every box row and every interval row a quadratic, solved by
 the same barrier and certified at its weights.
@@ -36,10 +36,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._cvxpy import EbtDual, ProjectionQP, status_of
-from .._parallel import row_blocks
-from .._validate import as_bool, as_positive_int, check_choice
-from ..core import corner_radius
+from .._core.cvxpy_forms import EbtDual, ProjectionQP, status_of
+from .._core.normalised import corner_radius
+from .._core.parallel import row_blocks
+from .._core.validate import as_bool, as_positive_int, check_choice
 from ..kernels.linalg import rows_times
 from ..kernels.nnls import CHUNK as NNLS_CHUNK
 from ..kernels.nnls import nnls_rows
@@ -48,7 +48,7 @@ from ..kernels.rcc1_certificate import certify_rows
 from ..kernels.rcc2_intervals import RCC2_OPTIMAL, rcc2_interval_rows
 from ..kernels.simplex import RANGES_OK, range_rows
 from ..results import Status
-from ._types import Context, Extra, MethodOutput, MethodSpec, ProblemCache
+from .spec import Context, Extra, MethodOutput, MethodSpec, ProblemCache
 
 __all__ = ["RCC1", "RCC2", "rcc1_certificate"]
 
@@ -508,7 +508,7 @@ def rcc2(ctx: Context) -> MethodOutput:
     return MethodOutput(centers, radii, codes, extras)
 
 
-# -- interval rows (docs/theory.md §8): the lifted group of chebcenter.lifting ------------------
+# -- interval rows (docs/theory.md §8): the lifted group of chebcenter._core.lifting ------------------
 
 #: the dual coordinate ascent of rcc2 without equation rows: sweeps, and the gap between
 #: ||c||^2 and its Lagrangian bound (relative to 1 + H) at which a row is OPTIMAL
@@ -689,7 +689,7 @@ def _rcc1_lifted(core, grp, k, Y0, opts):
 
 def _cvxpy_weights(solver, W, C, T, Alpha, state):
     """The dual weights of every row from cvxpy (Clarabel or SCS) on the EBT dual with the
-    lifted rows as rank-one quadratics (:class:`chebcenter._cvxpy.EbtDual`); the radius is
+    lifted rows as rank-one quadratics (:class:`chebcenter._core.cvxpy_forms.EbtDual`); the radius is
     still the certificate at those weights."""
     dual = EbtDual(solver, factors=W)
     for j in range(C.shape[0]):

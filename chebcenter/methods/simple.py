@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core import corner_radius
+from .._core.normalised import corner_radius
 from ..kernels.linalg import rows_times
-from ._types import Context, MethodOutput, MethodSpec
+from .spec import Context, MethodOutput, MethodSpec
 
 __all__ = ["HALF", "LS", "HALF_STAR"]
 

@@ -163,7 +163,7 @@ def test_every_extra_a_method_returns_is_declared_with_its_dtype_and_shape(case)
 
 
 def test_the_docs_list_every_declared_extra():
-    from chebcenter.ranges import RANGES
+    from chebcenter.methods.ranges import RANGES
 
     text = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "chebcenter.md").read_text()
     section = text.split("## Per-row extras", 1)[1].split("\n## ", 1)[0]

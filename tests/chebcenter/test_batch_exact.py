@@ -18,8 +18,8 @@ from reference import meb_socp
 from test_certified import assert_same_certified_ball
 
 import chebcenter as cc
-from chebcenter.methods import _batch_exact
 from chebcenter.methods import exact as exact_module
+from chebcenter.methods import exact_batch as _batch_exact
 
 
 @pytest.fixture

@@ -132,7 +132,7 @@ def test_compiled_node_lp_matches_highs_on_random_and_degenerate_nodes():
     value to 1e-9 (its vertex may differ on ties), and 'empty' exactly where HiGHS says so."""
     from scipy.optimize import linprog
 
-    import chebcenter.methods.bnb as bnb
+    import chebcenter.methods.exact_bnb as bnb
 
     rng = np.random.default_rng(17)
     checked = empty = 0
@@ -188,7 +188,7 @@ def test_compiled_search_at_higher_rank_matches_enumeration(rank, d):
 
 def test_the_outer_loop_needs_few_rounds_with_gap_scaled_slack():
     """Each round's search returns a point within (1 + slack) of the farthest, slack a tenth-
-    to-third of the current gap (chebcenter.methods.bnb.SLACK_FRAC). With a fixed slack of 1e-3
+    to-third of the current gap (chebcenter.methods.exact_bnb.SLACK_FRAC). With a fixed slack of 1e-3
     this instance took 132 rounds to a 1e-6 gap; now 28. A coarser slack would still give a
     certified answer, only slowly: so the round count is bounded here, with room."""
     rng = np.random.default_rng(12)

@@ -36,7 +36,7 @@ def test_bad_arguments_exit_with_usage():
 def test_bench_table_reports_medians_spreads_and_ratios_of_given_times():
     """The table's arithmetic on made-up times (not on the code's own measurements): the
     ratio of each repeat is baseline / ours, the cell is its median with (min-max)."""
-    from chebcenter import _bench
+    from chebcenter.bench import runner as _bench
 
     row = _bench.Row("thing", "row", ours_1=[1e-6, 2e-6, 1e-6], ours_all=[5e-7, 5e-7, 1e-6],
                      base=[2e-6, 8e-6, 6e-6], baseline="loop", agree="max dev. 1e-16")
@@ -54,7 +54,7 @@ def test_bench_table_reports_medians_spreads_and_ratios_of_given_times():
 def test_bench_compare_widens_the_earlier_cells_by_their_stated_drift():
     """``--compare`` on made-up tables: the earlier run's cell (1-2 µs) widened by its
     stated drift of 10 % holds medians from 0.9 µs to 2.2 µs and no others."""
-    from chebcenter import _bench
+    from chebcenter.bench import runner as _bench
 
     def table(ours, drift):
         row = _bench.Row("thing", "row", ours_1=ours, ours_all=ours, base=[4e-6] * 3, baseline="loop")
@@ -90,7 +90,7 @@ def test_the_baseline_is_the_fastest_candidate_within_the_matched_accuracy():
     """``choose`` on made-up candidates: the fastest by median among those whose error is
     within 1e-6 (or not measured); a faster one that misses the accuracy is passed over; with
     none matched the row has no baseline and says which was fastest and how far off."""
-    from chebcenter import _bench
+    from chebcenter.bench import runner as _bench
 
     row = _bench.Row("thing", "row", ours_1=[1e-6] * 3, ours_all=[1e-6] * 3,
                      cands={"slow": [5e-3] * 3, "fast but loose": [1e-4] * 3, "fast": [2e-3, 1e-3, 3e-3],
@@ -110,7 +110,7 @@ def test_the_log_audit_row_reports_rows_per_second_for_1_and_2_workers_and_the_p
     """The row's assembly on given measurements (the measurement itself, vflattack's audit in a
     subprocess, is exercised by CI's run of benchmarks/log_audit.py): per core is 1 worker,
     all cores 2, the memory and the speed-up in the agreement column, as medians (min-max)."""
-    from chebcenter import _bench
+    from chebcenter.bench import runner as _bench
 
     rounds = iter([[[4e-5, 700.0], [2e-5, 1200.0]], [[5e-5, 710.0], [2e-5, 1250.0]], [[4e-5, 690.0], [1e-5, 1300.0]]])
     monkeypatch.setattr(_bench, "log_audit_available", lambda: True)

@@ -20,7 +20,7 @@ from reference import meb_socp
 from test_interval_certified import FAMILIES, family
 
 import chebcenter as cc
-import chebcenter.lifting as lifting
+import chebcenter._core.lifting as lifting
 from chebcenter import Status
 from chebcenter.kernels.ball import working_set_ball
 from chebcenter.kernels.cuts import CUTS_EMPTY, CUTS_OK, CUTS_TOO_MANY, cut_vertices, slab_vertices

@@ -34,7 +34,7 @@ from exact_reference import exact_interval_vertices, farthest
 from reference import meb_socp
 
 import chebcenter as cc
-import chebcenter.lifting as lifting
+import chebcenter._core.lifting as lifting
 from chebcenter import Status
 from chebcenter.methods import relax
 

@@ -197,7 +197,7 @@ def test_13_nonfinite_rows_get_their_own_status(method):
 
 def test_14_empty_rows_are_certified_without_an_lp(monkeypatch):
     """Rows that miss the box are proven empty by the compiled dual (no HiGHS call)."""
-    import chebcenter.core as core
+    import chebcenter._core.normalised as core
 
     def no_lp(*args, **kwargs):  # pragma: no cover - the failure this test guards
         raise AssertionError("HiGHS was called")
@@ -231,7 +231,7 @@ def test_contract_violation_is_downgraded_and_moved_into_the_slice():
     B = np.array([[1.5], [1.0]])
     Bc = (B - P._offset) / P.scale
     opts = dict(spec.options)
-    from chebcenter.dispatch import solve
+    from chebcenter.methods.dispatch import solve
 
     centers, radii, codes, extras = solve(P._core, Bc, Bc, None, None, spec, opts, "status")
     assert np.all(codes == cc.Status.INACCURATE)
@@ -263,7 +263,7 @@ def test_contract_violation_on_interval_rows_is_moved_into_the_set(method):
     L, U = np.array([[1.0], [0.2]]), np.array([[1.5], [0.9]])
     Lc, Uc = (L - P._offset) / P.scale, (U - P._offset) / P.scale
     tau = P._core.bound_tol(Lc, Uc, P._user_magnitude(L, U))
-    from chebcenter.dispatch import solve
+    from chebcenter.methods.dispatch import solve
 
     centers, radii, codes, extras = solve(P._core, Lc, Uc, tau, None, spec, dict(spec.options), "status")
     assert np.all(codes == cc.Status.INACCURATE), codes
@@ -290,7 +290,7 @@ def test_a_method_that_answers_without_a_number_is_a_solver_error():
 
     spec = dataclasses.replace(REGISTRY["rcc2"], name="silent", func=silent)
     P = cc.BoxSlice(np.array([[1.0, 1.0, 1.0]]))
-    from chebcenter.dispatch import solve
+    from chebcenter.methods.dispatch import solve
 
     for L, U in ((np.array([[0.5], [0.2]]), np.array([[0.5], [0.2]])), (np.array([[0.5], [0.2]]), np.array([[0.9], [0.7]]))):
         Lc, Uc = (L - P._offset) / P.scale, (U - P._offset) / P.scale

@@ -76,7 +76,7 @@ _OWNED_PROBE = r"""
 import numpy as np
 import chebcenter as cc
 import chebcenter._warmup as w
-from chebcenter import _jit
+from chebcenter._core import jit as _jit
 h = w.start_helper(["half"], shape=(1, 4), own=True)
 print("STARTED", h is not None and _jit._OWNER is h)
 cc.BoxSlice([[1.0, 2.0, 3.0, 4.0]]).centers(np.array([[2.5]]), "half")   # waits for the child's "half"
@@ -193,7 +193,7 @@ def test_every_kernel_is_compiled_for_runtime_types_only(tmp_path):
     the simplex pivot was compiled three times). After every warm-up step, in a fresh
     process with an empty cache (a kernel loaded from the cache does not retype its
     callees, so only a fresh compilation shows them), no kernel may hold a Literal-typed
-    specialisation (chebcenter/_jit.py). About 25 s: marked slow."""
+    specialisation (chebcenter/_core/jit.py). About 25 s: marked slow."""
     out = subprocess.run([sys.executable, "-c", _LITERAL_SCAN], capture_output=True, text=True, timeout=900,
                          env=dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path)))
     assert out.returncode == 0, out.stderr

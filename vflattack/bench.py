@@ -29,8 +29,8 @@ def write_inputs(root: pathlib.Path, rows: int, k: int, seed: int = 0,
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from ..model import VFLModel
-    from ..release import Release
+    from .model import VFLModel
+    from .release import Release
 
     rng = np.random.default_rng(seed)
     d, d_a, group = 10, 10, 100_000

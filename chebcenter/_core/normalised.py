@@ -2,7 +2,7 @@
 
 Private module, below the methods: it holds A's SVD and the tolerances, and decides
 feasibility (the compiled projection, then an LP at the tolerances). It runs no method;
-:mod:`chebcenter.dispatch` does, and :class:`chebcenter.BoxSlice` owns one core.
+:mod:`chebcenter.methods.dispatch` does, and :class:`chebcenter.BoxSlice` owns one core.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import linprog, lsq_linear
 
-from .kernels import linalg, projection
+from ..kernels import linalg, projection
 
 __all__ = ["CLIP_TOL", "MEMBERSHIP_TOL", "_Core", "bound_size", "corner_radius"]
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:  # the core sits a floor below the methods; only its type is needed here
-    from ..core import _Core
+    from .._core.normalised import _Core
 
 __all__ = ["COMMON_EXTRAS", "Context", "EXTRA_UNITS", "Extra", "MethodOutput", "MethodSpec", "ProblemCache"]
 
@@ -93,7 +93,7 @@ class Context:
     ``proj_outside`` (NaN rows where the compiled solver did not converge although S_F is
     nonempty). :meth:`projection` assembles it.
 
-    For interval rows, ``group`` is the :class:`chebcenter.lifting.LiftedGroup` (the
+    For interval rows, ``group`` is the :class:`chebcenter._core.lifting.LiftedGroup` (the
     reduction: ``group.apply`` lifts points of x, ``group.invert`` maps lifted points back),
     ``k`` the rows' positions in it, ``Y0`` a point of each row's lifted set, ``L`` and
     ``U`` the rows' clamped intervals; ``B``, ``Q``, ``H`` and ``radius_ball`` are None.

@@ -1,4 +1,4 @@
-"""Per-row boxes for the lifted slices of interval sets (:mod:`chebcenter.lifting`).
+"""Per-row boxes for the lifted slices of interval sets (:mod:`chebcenter._core.lifting`).
 
 Private module (float64 arrays only). An interval set ``{x in box : L <= A x <= U}`` is,
 in the lifted coordinates ``y = (x, A x)``, a box slice whose box ``[lo, L] x [hi, U]``
@@ -8,7 +8,7 @@ the box-slice kernels one row at a time with that row's box; they add no arithme
 
 from __future__ import annotations
 
-from .._jit import jit
+from .._core.jit import jit
 from .projection import project_points
 from .qp import project_metric_rows
 from .simplex import range_rows

@@ -1,6 +1,6 @@
 r"""The lifting of a bounded-error set to a box slice (docs/theory.md §8.2).
 
-Private module, on the methods' floor: :func:`chebcenter.dispatch.solve` groups and lifts the
+Private module, on the methods' floor: :func:`chebcenter.methods.dispatch.solve` groups and lifts the
 interval rows of a batch here, and each method solves on the groups (its function, with
 :attr:`chebcenter.methods.Context.group` set). For one batch
 row, the rows with ``L_j = U_j`` (after the intervals are
@@ -25,15 +25,15 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import linprog
 
-from ._parallel import row_blocks
-from .kernels import intervals as lifted
-from .kernels.cuts import CUTS_OK, CUTS_TOO_MANY, cut_vertices, slab_vertices
-from .kernels.edge_walk import PIVOT_OK, PIVOT_TOO_MANY, pivot_vertices
-from .kernels.linalg import rows_times
-from .kernels.projection import EMPTY, PROJECTED
-from .kernels.qp import QP_OPTIMAL
-from .kernels.simplex import RANGES_EMPTY, RANGES_OK, lp_max
-from .kernels.vertices import candidate_count, distinct_rows, enumerate_vertices
+from ..kernels import interval_rows as lifted
+from ..kernels.cuts import CUTS_OK, CUTS_TOO_MANY, cut_vertices, slab_vertices
+from ..kernels.edge_walk import PIVOT_OK, PIVOT_TOO_MANY, pivot_vertices
+from ..kernels.linalg import rows_times
+from ..kernels.projection import EMPTY, PROJECTED
+from ..kernels.qp import QP_OPTIMAL
+from ..kernels.simplex import RANGES_EMPTY, RANGES_OK, lp_max
+from ..kernels.vertices import candidate_count, distinct_rows, enumerate_vertices
+from .parallel import row_blocks
 
 __all__ = ["LiftedGroup", "clamp", "groups", "group_ranges", "interval_vertices", "vacuous_rows",
            "vertices_of"]

@@ -81,7 +81,7 @@ def farthest_point(Vr, beta, lo, hi, c, threshold, max_nodes, slack=1e-3):
 
 def bnb_center(prob, q, gap_tol=1e-6, max_nodes=20_000_000, max_rounds=2_000):
     """Certified exact center of ``S_F`` for ``q = A^+ b`` by the working-set scheme, on the
-    normalised problem ``prob`` (a :class:`chebcenter.core._Core`; ``q`` in its frame).
+    normalised problem ``prob`` (a :class:`chebcenter._core.normalised._Core`; ``q`` in its frame).
 
     Returns ``(center, radius_upper, radius_lower, support_points, info)`` with
     ``info = {"rounds", "nodes", "complete", "working_set"}``. Anytime: every round proves

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._bench_cases import CASES, DEFAULT, FULL, MATCHED, _relative, highs_ranges, qhull_vertices  # noqa: F401
+from .cases import CASES, DEFAULT, FULL, MATCHED, _relative, highs_ranges, qhull_vertices  # noqa: F401
 
 __all__ = ["CASES", "DEFAULT", "FULL", "Row", "choose", "machine_header", "run", "to_markdown"]
 
@@ -153,7 +153,7 @@ LOG_ROWS = 200_000
 
 _LOG_AUDIT = r"""
 import json, pathlib, shutil, tempfile
-from vflattack.audit.synthetic import run_audit, write_inputs
+from vflattack.bench import run_audit, write_inputs
 root = pathlib.Path(tempfile.mkdtemp(prefix="chebcenter-bench-log-"))
 try:
     write_inputs(root, {rows}, 2)
@@ -321,7 +321,7 @@ def _measuring_env(**extra):
     return env
 
 
-_ROUND = ("import json, sys; from chebcenter._bench import _round; "
+_ROUND = ("import json, sys; from chebcenter.bench.runner import _round; "
           "print(json.dumps(_round(sys.argv[3:], sys.argv[1] == '1', float(sys.argv[2]))))")
 
 
@@ -453,7 +453,7 @@ def to_markdown(rows: list[Row], repeats: int, drift: float | None = None) -> st
              f"Median of {repeats} rounds, each in a fresh process, (min–max) beside it. Per core: one numba "
              "thread and one BLAS thread against the single-threaded baseline; all cores: every thread against "
              "the same baseline. glibc's allocator thresholds are fixed in the measuring processes "
-             "(`chebcenter._bench.ALLOCATOR_ENV`), so a row's time does not depend on the rows before it.",
+             "(`chebcenter.bench.runner.ALLOCATOR_ENV`), so a row's time does not depend on the rows before it.",
              "",
              "| what | ours, per core | ours, all cores | baseline | baseline time | ratio per core | "
              "ratio all cores | agreement |",

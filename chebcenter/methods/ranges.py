@@ -2,23 +2,21 @@
 
 :meth:`chebcenter.BoxSlice.feature_ranges` runs :data:`RANGES` through the same batch
 machinery as the centers (validation, normalisation, the consistency and emptiness
-decisions, per-row statuses) and returns a :class:`FeatureRanges`.
+decisions, per-row statuses) and returns a :class:`chebcenter.FeatureRanges`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from ._parallel import row_blocks
-from .kernels.linalg import rows_times
-from .kernels.simplex import RANGES_EMPTY, RANGES_OK, range_rows
-from .lifting import group_ranges
-from .methods import Context, Extra, MethodOutput, MethodSpec
-from .results import Status
+from .._core.lifting import group_ranges
+from .._core.parallel import row_blocks
+from ..kernels.linalg import rows_times
+from ..kernels.simplex import RANGES_EMPTY, RANGES_OK, range_rows
+from ..results import Status
+from . import Context, Extra, MethodOutput, MethodSpec
 
-__all__ = ["FeatureRanges", "RANGES"]
+__all__ = ["RANGES"]
 
 
 def _ranges(ctx: Context) -> MethodOutput:
@@ -59,7 +57,7 @@ def _ranges(ctx: Context) -> MethodOutput:
 
 
 def _ranges_on_intervals(ctx: Context) -> MethodOutput:
-    """The ranges of a group of interval rows: the lifted LPs (:func:`chebcenter.lifting.group_ranges`),
+    """The ranges of a group of interval rows: the lifted LPs (:func:`chebcenter._core.lifting.group_ranges`),
     which decide emptiness themselves (phase 1; ``RANGES.decides_emptiness``). A row they find
     empty is judged again at the tolerances: with no point of it there (the projection, then
     an LP) it is INFEASIBLE; with one, its LPs run again on the bounds widened by the
@@ -90,7 +88,7 @@ def _ranges_on_intervals(ctx: Context) -> MethodOutput:
 
 def _outer_ranges(prob, q):
     """Outer intervals of one row by HiGHS: ``min / max x_i`` over S_F's constraints at their
-    tolerances (each equation at its own scale, ``chebcenter.core._Core.tolerance_lp``), then clipped to the
+    tolerances (each equation at its own scale, ``chebcenter._core.normalised._Core.tolerance_lp``), then clipped to the
     box; the box itself if an LP fails. Every point of S_F satisfies these constraints, so
     the intervals contain S_F's ranges: they are never inverted. Returns ``(lower, upper)``."""
     from scipy.optimize import linprog
@@ -114,56 +112,3 @@ RANGES = MethodSpec("ranges", _ranges, lies_in="none", decides_emptiness=True,
                     certifies="nothing (the interval's midpoints stand in the center column)",
                     extras=(Extra("lower", "point", "f8", "min x_i over S_F, per coordinate", shape=("d",)),
                             Extra("upper", "point", "f8", "max x_i over S_F, per coordinate", shape=("d",))))
-
-
-@dataclass
-class FeatureRanges:
-    """Per-row, per-coordinate intervals ``[lower, upper]`` of S_F (NaN where S_F is empty).
-
-    Attributes
-    ----------
-    lower, upper : ndarray, shape (N, d)
-    status_codes : ndarray of int8, shape (N,)
-        As for centers (:class:`chebcenter.Status`).
-    time : float
-        Seconds for the batch.
-    lo, hi : ndarray, shape (d,)
-        The box, for :meth:`pinned`.
-    """
-
-    lower: np.ndarray
-    upper: np.ndarray
-    status_codes: np.ndarray
-    time: float
-    lo: np.ndarray
-    hi: np.ndarray
-
-    @property
-    def status(self) -> np.ndarray:
-        """Status per row (object array of :class:`Status`)."""
-        return np.array([Status(int(c)) for c in self.status_codes], dtype=object)
-
-    @property
-    def ok(self) -> np.ndarray:
-        """Rows with intervals (OPTIMAL or INACCURATE)."""
-        return self.status_codes <= Status.INACCURATE
-
-    @property
-    def widths(self) -> np.ndarray:
-        """``upper - lower`` (NaN rows where S_F is empty)."""
-        return self.upper - self.lower
-
-    def pinned(self, tau: float = 0.1) -> np.ndarray:
-        """Boolean (N, d): the coordinate is known to within ``tau`` of its box side,
-        ``upper - lower <= tau (hi - lo)``. Fixed coordinates (lo = hi) count as pinned."""
-        tau = float(tau)
-        if not (np.isfinite(tau) and tau >= 0):
-            from ._errors import InvalidInputError
-            raise InvalidInputError(f"tau must be a finite number >= 0; got {tau!r}")
-        with np.errstate(invalid="ignore"):
-            return self.ok[:, None] & (self.widths <= tau * (self.hi - self.lo) + 1e-12 * (self.hi - self.lo))
-
-    def counts(self) -> dict[str, int]:
-        """``{status name: number of rows}``."""
-        codes, nums = np.unique(self.status_codes, return_counts=True)
-        return {Status(int(c)).name: int(k) for c, k in zip(codes, nums)}

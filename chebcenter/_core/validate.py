@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ._errors import InvalidInputError
+from .._errors import InvalidInputError
 
 __all__ = ["as_array", "as_matrix", "as_bounds", "as_rhs", "as_batch_rhs", "check_choice", "check_options",
            "as_bool", "as_positive_int", "as_positive_float"]

@@ -20,8 +20,8 @@ import warnings
 
 import numpy as np
 
-from ._errors import MissingBackendError
-from .results import Status
+from .._errors import MissingBackendError
+from ..results import Status
 
 __all__ = ["EbtDual", "ProjectionQP", "import_cvxpy", "status_of"]
 

@@ -10,7 +10,7 @@ import itertools
 
 import numpy as np
 
-from .._parallel import row_blocks
+from .._core.parallel import row_blocks
 from ..kernels import batch_exact as kern
 from ..kernels.linalg import rows_times
 

@@ -1,13 +1,13 @@
 """The rows of ``python -m chebcenter bench``: each case builds its data and returns a
 :class:`Case`, with the candidates for its baseline.
 
-Private module, read by :mod:`chebcenter._bench`. A row's baseline is the fastest thing a
+Private module, read by :mod:`chebcenter.bench.runner`. A row's baseline is the fastest thing a
 user would write for the same answer at the same accuracy: every case names its
 candidates (the formulations, the solvers and their settings a user would try, each built
 once with cvxpy Parameters where cvxpy allows it, cold per row where it does not), the
 bench times them all, measures each one's error against our answer on a sample of rows,
 and reports the fastest candidate within the case's tolerance as the baseline
-(:func:`chebcenter._bench.choose`). :func:`qhull_vertices` and :func:`highs_ranges` are
+(:func:`chebcenter.bench.runner.choose`). :func:`qhull_vertices` and :func:`highs_ranges` are
 also used by ``benchmarks/``. Nothing here runs on import.
 """
 

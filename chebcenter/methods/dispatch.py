@@ -2,10 +2,10 @@
 
 Private module, above the methods and below :class:`chebcenter.BoxSlice`. Every row of a
 batch is a set ``{x in box : L <= A x <= U}`` on the normalised
-:class:`~chebcenter.core._Core`; :func:`solve` is the one entry. Rows whose intervals are all
+:class:`~chebcenter._core.normalised._Core`; :func:`solve` is the one entry. Rows whose intervals are all
 points are slices ``A x = b``: consistency and emptiness are decided on the core's factors
 (:func:`_slices`). The other rows are clamped to what each row reaches over the box, grouped
-by their pattern of equations and vacuous rows and lifted (:mod:`chebcenter.lifting`, the
+by their pattern of equations and vacuous rows and lifted (:mod:`chebcenter._core.lifting`, the
 reduction in front of the methods), and a row whose lifted set has no point is INFEASIBLE
 (:func:`_sets`). The method runs on each group of nonempty rows through its one function
 (a :class:`~chebcenter.methods.Context`), and each row is held to its method's contract by
@@ -20,13 +20,13 @@ from typing import Any
 
 import numpy as np
 
-from ._jit import await_method
-from .core import _EPS, _PROJECT_MAXIT, CLIP_TOL, MEMBERSHIP_TOL
-from .kernels import closed_forms, linalg, projection
-from .kernels.linalg import rows_times
-from .lifting import clamp, groups
-from .methods import Context
-from .results import Status
+from .._core.jit import await_method
+from .._core.lifting import clamp, groups
+from .._core.normalised import _EPS, _PROJECT_MAXIT, CLIP_TOL, MEMBERSHIP_TOL
+from ..kernels import closed_forms, linalg, projection
+from ..kernels.linalg import rows_times
+from ..results import Status
+from .spec import Context
 
 __all__ = ["check_contract", "scatter_declared", "solve"]
 

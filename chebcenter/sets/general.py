@@ -25,13 +25,13 @@ from typing import Any
 import numpy as np
 from scipy.optimize import linprog
 
-from ._cvxpy import EbtDual, status_of
-from ._errors import InvalidInputError
-from ._validate import as_array, as_matrix, as_positive_float, as_positive_int, check_choice, check_options
-from .kernels.ball import certified_ball
-from .kernels.rcc1_certificate import certify_quadratics
-from .kernels.vertices import distinct_rows
-from .results import CenterResult, Status
+from .._core.cvxpy_forms import EbtDual, status_of
+from .._core.validate import as_array, as_matrix, as_positive_float, as_positive_int, check_choice, check_options
+from .._errors import InvalidInputError
+from ..kernels.ball import certified_ball
+from ..kernels.rcc1_certificate import certify_quadratics
+from ..kernels.vertices import distinct_rows
+from ..results import CenterResult, Status
 
 __all__ = ["Polytope", "QuadraticSet"]
 

@@ -1,0 +1,17 @@
+"""The sets a user builds and asks for a center: the box slice, polytopes, quadratic sets.
+
+===================  ==========================================================
+module               holds
+===================  ==========================================================
+``box_slice``        :class:`BoxSlice` (slices and bounded-error rows in batches)
+                     and :func:`chebyshev_center`
+``general``          :class:`Polytope` and :class:`QuadraticSet`, one set at a time
+===================  ==========================================================
+"""
+
+from __future__ import annotations
+
+from .box_slice import BoxSlice, chebyshev_center
+from .general import Polytope, QuadraticSet
+
+__all__ = ["BoxSlice", "Polytope", "QuadraticSet", "chebyshev_center"]
