@@ -22,44 +22,30 @@ import time
 
 import numpy as np
 
+from .methods import warmup_steps
+
 __all__ = ["EXTRAS", "ORDER", "STEPS", "Helper", "cache_is_cold", "cold_steps", "start_helper", "warmup"]
 
-#: the order in which a typical session first uses the methods (the benchmark's order)
-ORDER = ("half", "half_star", "ls", "cls", "rcc2", "rcc1", "exact", "project", "auto", "ranges", "bnb")
-#: kernels only some problems reach (a rank-deficient A in cls, d - rank = 1 in rcc1, the
-#: general sets, the bounded-error sets' per-row boxes): compiled last
-EXTRAS = ("rcc1_segment", "sets", "cls_gelsd", "intervals")
+#: the steps, each owned by one method of the table (``MethodSpec.warmup``), by name
+_STEPS = {step.name: (spec, step) for spec, step in warmup_steps()}
+#: the steps a method's first use reaches, in the table's order (a typical session's)
+ORDER = tuple(name for name, (_, step) in _STEPS.items() if step.always)
+#: the steps only some problems reach (a rank-deficient A in cls, d - rank = 1 in rcc1, the
+#: general sets, the bounded-error rows' per-row boxes): compiled last
+EXTRAS = tuple(name for name, (_, step) in _STEPS.items() if not step.always)
 STEPS = ORDER + EXTRAS
-#: the steps whose fixed problem has a row with half* outside the box, so that the compiled
-#: projection (the emptiness decision of every method, shared by all) is compiled with them
-_PROJECTING = ("half", "half_star", "ls", "rcc2")
 
 
 def _step_kernels() -> dict:
-    """The compiled entry points each step reaches (their caches decide whether it is cold)."""
-    from .kernels.ball import min_enclosing_ball
-    from .kernels.batch_exact import exact_rows
-    from .kernels.batch_tables import basis_tables
-    from .kernels.bnb import farthest_point_dfs
-    from .kernels.bvls import bvls_rows
-    from .kernels.closed_forms import prepare_rows
-    from .kernels.cuts import cut_vertices
-    from .kernels.edge_walk import pivot_vertices
-    from .kernels.interval_rows import project_metric_boxes, project_points_boxes, range_boxes
-    from .kernels.nnls import nnls_rows
-    from .kernels.projection import project_rows
-    from .kernels.qp import project_metric_rows
-    from .kernels.rcc1 import rcc1_barrier_rows
-    from .kernels.rcc1_certificate import certify_rows
-    from .kernels.simplex import range_rows
+    """The compiled entry points each step reaches (their caches decide whether it is cold),
+    as the table declares them."""
+    import importlib
 
-    base, closed = (prepare_rows,), (prepare_rows, project_rows)
-    exact = base + (pivot_vertices, min_enclosing_ball, basis_tables, exact_rows)
-    return {"half": closed, "half_star": closed, "ls": closed, "cls": base + (bvls_rows,), "rcc2": closed,
-            "rcc1": base + (nnls_rows, rcc1_barrier_rows, certify_rows), "exact": exact,
-            "project": base + (project_metric_rows,), "auto": exact, "ranges": base + (range_rows,),
-            "bnb": base + (farthest_point_dfs,),
-            "intervals": (project_points_boxes, project_metric_boxes, range_boxes, cut_vertices)}
+    def kernel(dotted):
+        module, name = dotted.rsplit(".", 1)
+        return getattr(importlib.import_module(f"chebcenter.kernels.{module}"), name)
+
+    return {name: tuple(kernel(k) for k in step.kernels) for name, (_, step) in _STEPS.items()}
 
 
 def _cached_here(kernel) -> bool:
@@ -228,46 +214,50 @@ def _shape_args(shape) -> list:
     return ["--shape", str(m), str(d)]
 
 
-def _run(step: str, shape=(3, 8)) -> None:
-    """Use one method on a small fixed problem (``shape``: A's rows and columns), so its
-    kernels compile with the signatures production calls use."""
-    from .sets.box_slice import BoxSlice
-    from .sets.general import Polytope
+def _problem(name: str, rng, m: int, d: int):
+    """A fixed problem of the warm-up: ``(set, right-hand sides, noise)``; the set is a
+    :class:`BoxSlice` (its rows ``B``) or a :class:`Polytope` (``B`` None)."""
+    from .sets import BoxSlice, Polytope
 
-    rng = np.random.default_rng(0)
-    m, d = shape
     A = rng.standard_normal((m, d))
     B = rng.random((4, d)) @ A.T
-    if step in _PROJECTING:   # a row whose half* point leaves the box: the projection runs
+    if name == "projecting":   # a row whose half* point leaves the box: the projection runs
         B[-1] = A @ (A[0] > 0).astype(float)   # the vertex where A's first row peaks: the slice
         # touches the box at that face only, and the nearest point to the box's center is off it
-    P = BoxSlice(A)
-    if step == "ranges":
-        P.feature_ranges(B)
-    elif step == "bnb":
-        P.centers(B[:1], "exact", algorithm="bnb")
-    elif step == "cls_gelsd":   # a repeated row: the subproblems need LAPACK's gelsd
-        A2 = np.vstack([A, 2.0 * A[0]])
-        BoxSlice(A2).centers(B @ np.vstack([np.eye(3), 2.0 * np.eye(3)[:1]]).T, "cls")
-    elif step == "rcc1_segment":
-        P1 = BoxSlice(A[:, :4])
-        P1.centers(rng.random((2, 4)) @ A[:, :4].T, "rcc1", fast_path=False)
-    elif step == "sets":
-        Polytope(np.vstack([np.eye(2), -np.eye(2)]), np.ones(4)).center("rcc1")
-    elif step == "intervals":   # bounded-error sets: the lifted kernels with a box per row
-        for method in ("rcc1", "rcc2", "exact", "cls", "project"):
-            P.centers(B, method, noise=0.05)
-        P.feature_ranges(B, noise=0.05)
-        # exact's cuts of the box in x: many interval rows in few dimensions (a 5-class release)
+    elif name == "single_row":
+        B = B[:1]
+    elif name == "repeated_row":   # the subproblems of a repeated row need LAPACK's gelsd
+        return BoxSlice(np.vstack([A, 2.0 * A[0]])), B @ np.vstack([np.eye(m), 2.0 * np.eye(m)[:1]]).T, 0.05
+    elif name == "four_columns":   # d - rank A = 1
+        A = A[:, :4]
+        return BoxSlice(A), rng.random((2, 4)) @ A.T, 0.05
+    elif name == "polytope":
+        return Polytope(np.vstack([np.eye(2), -np.eye(2)]), np.ones(4)), None, None
+    elif name == "classes":   # the class pairs of a 5-class release: many rows in few dimensions
         W5 = rng.standard_normal((5, 3))
         pairs = np.array([W5[j] - W5[i] for i in range(5) for j in range(i + 1, 5)])
-        Z = rng.random((2, 3)) @ pairs.T
-        BoxSlice(pairs).centers(method="exact", lower=Z - 0.01, upper=Z + 0.01)
-    elif step == "rcc1":
-        P.centers(B, "rcc1")
-        P.centers(B, "rcc1", fast_path=False)
-    else:
-        P.centers(B, step)
+        return BoxSlice(pairs), rng.random((2, 3)) @ pairs.T, 0.01
+    elif name != "default":
+        raise ValueError(f"unknown warm-up problem {name!r}")
+    return BoxSlice(A), B, 0.05
+
+
+def _run(step: str, shape=(3, 8)) -> None:
+    """Run one step: its method on each of its fixed problems (``shape``: A's rows and
+    columns), once per declared call, on the step's kind of rows, so its kernels compile
+    with the signatures production calls use."""
+    spec, decl = _STEPS[step]
+    m, d = shape
+    for problem in decl.problems:
+        S, B, noise = _problem(problem, np.random.default_rng(0), m, d)
+        rows = {"noise": noise} if decl.rows == "interval" else {}
+        for options in decl.calls:
+            if B is None:
+                S.center(spec.name, **options)
+            elif not spec.estimates:
+                S.feature_ranges(B, **rows, **options)
+            else:
+                S.centers(B, spec.name, **rows, **options)
 
 
 def warmup(steps=None, progress=None, jobs: int = 1, shape=None) -> float:
@@ -281,10 +271,9 @@ def warmup(steps=None, progress=None, jobs: int = 1, shape=None) -> float:
     Parameters
     ----------
     steps : str or sequence of str, optional
-        Names from :data:`STEPS` (the methods, ``"ranges"``, ``"bnb"``, and the kernels
-        only some problems reach: ``"rcc1_segment"``, ``"sets"``, ``"cls_gelsd"``,
-        ``"intervals"``).
-        Default: all of them.
+        Names from :data:`STEPS`: the steps the method table declares
+        (``python -m chebcenter methods`` lists them), one or more per method, the
+        bounded-error rows' steps ending in ``_intervals``. Default: all of them.
     progress : callable, optional
         Called as ``progress(step, seconds)`` after each step (with ``jobs > 1``: after
         each worker, as ``progress("step1+step2+...", seconds)``).

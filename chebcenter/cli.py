@@ -1,5 +1,6 @@
 """Command line: ``python -m chebcenter demo`` compares every method on a planted batch;
-``warmup`` compiles the kernels ahead of use; ``bench`` regenerates the speed table.
+``methods`` prints the method table; ``warmup`` compiles the kernels ahead of use; ``bench``
+regenerates the speed table.
 
 The embedded default needs no download: a seeded random system with a planted
 x in the unit box, every method of :data:`chebcenter.METHODS` on the whole
@@ -18,7 +19,7 @@ import time
 import numpy as np
 
 from . import METHODS, BoxSlice
-from .methods import REGISTRY
+from .methods import REGISTRY, method_table
 
 
 def _demo(args) -> int:
@@ -72,6 +73,8 @@ def main(argv=None) -> int:
     demo.add_argument("--n", type=int, default=50, help="batch size (default 50)")
     demo.add_argument("--seed", type=int, default=0)
     demo.add_argument("--methods", nargs="*", choices=METHODS, help="subset of methods")
+    sub.add_parser("methods", help="print the method table (Markdown): what each method serves, its solvers, "
+                                   "what it certifies, its warm-up steps")
     warm = sub.add_parser("warmup", help="compile every kernel now (a fresh install compiles on first use)")
     warm.add_argument("--quiet", action="store_true", help="print nothing")
     warm.add_argument("--jobs", type=int, default=1,
@@ -105,12 +108,15 @@ def main(argv=None) -> int:
             parser.error(f"--compare: no such file: {args.compare!r}")
         return _bench.main(args.repeats, args.only, args.out, not args.no_progress, not args.no_cold, args.compare,
                            args.full)
+    if args.command == "methods":
+        print(method_table())
+        return 0
     if args.command == "warmup":
         from ._warmup import warmup
 
         if args.jobs < 1:
             parser.error("--jobs must be >= 1")
-        report = None if args.quiet else (lambda step, s: print(f"  {step:<13} {s:6.2f} s", flush=True))
+        report = None if args.quiet else (lambda step, s: print(f"  {step:<17} {s:6.2f} s", flush=True))
         total = warmup(progress=report, jobs=args.jobs)
         if not args.quiet:
             print(f"compiled in {total:.1f} s; later runs load the kernels from the cache")

@@ -120,6 +120,7 @@ def test_vflattack_imports_only_downward():
 def test_the_default_audit_goes_down_the_layers(tmp_path):
     """Follow ``vflattack audit --out DIR`` call by call (``sys.setprofile``): every call
     between vflattack modules goes to the caller's layer or below, callbacks included; the top
+    layer enters each room once, in layer order (checks, release, audit, report); the top
     layer (the CLI and the typed audit it calls) hands the computation to the audit layer once; the audit never calls the report layer
     and the report layer calls nothing that computes (audit, attacks, system)."""
     import sys
@@ -148,9 +149,26 @@ def test_the_default_audit_goes_down_the_layers(tmp_path):
     top = ("vflattack.cli", "vflattack.api")   # the CLI builds an AuditConfig, vflattack.api.audit runs it
     from_top = [(unit[b], f) for a, b, f in calls if a in top and unit[b] == "audit"]
     assert from_top == [("audit", "run_audit")]
+    # the rooms the top layer enters, in call order: each once, parse -> run -> render (the
+    # argument checks, what a --release names, the audit, the report)
+    rooms = [unit[b] for a, b, _ in calls if a in top and b not in top]
+    entered = [r for k, r in enumerate(rooms) if k == 0 or r != rooms[k - 1]]
+    assert entered == ["_validate", "release", "audit", "report"], entered
+    order = [layer_of(f"vflattack.{r}", VFLATTACK_LAYERS) for r in entered]
+    assert order == sorted(order) and len(set(entered)) == len(entered)   # each once, in layer order
     assert not [c for c in calls if unit[c[0]] == "audit" and unit[c[1]] == "report"]
     assert not [c for c in calls if unit[c[0]] == "report" and unit[c[1]] in ("audit", "attacks", "system")]
     assert {"audit", "attacks", "system", "model", "report"} <= set(unit.values())
+
+
+def test_chebcenter_keeps_at_most_twelve_modules_at_its_top_level_and_a_layer_for_each_package():
+    top = sorted(p.name for p in (ROOT / "chebcenter").glob("*.py"))
+    assert len(top) <= 12, top
+    packages = sorted(p.parent.name for p in (ROOT / "chebcenter").glob("*/__init__.py"))
+    assert packages == ["_core", "bench", "kernels", "methods", "sets"]
+    for name in packages:   # each package's modules are in the table (the longest prefix decides)
+        for path in (ROOT / "chebcenter" / name).glob("*.py"):
+            assert layer_of(_module_name(path, ROOT), CHEBCENTER_LAYERS) is not None, path
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "chebcenter").rglob("*.py")), ids=lambda p: p.name)

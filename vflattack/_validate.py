@@ -8,13 +8,21 @@ repaired: an array of the wrong shape is an error, not a reshape.
 
 from __future__ import annotations
 
+import json
+import os
+import pathlib
+import tempfile
 from typing import Any
 
 import numpy as np
 
 from ._errors import InvalidInputError
 
-__all__ = ["InvalidInputError", "as_2d", "as_active", "as_array", "as_labels"]
+__all__ = ["MANIFEST", "InvalidInputError", "as_2d", "as_active", "as_array", "as_labels", "as_out_dir", "is_report",
+           "passive_columns"]
+
+#: the file a report directory is recognised by (written last, vflattack.report.directory)
+MANIFEST = "manifest.json"
 
 
 def as_array(name: str, value: Any) -> np.ndarray:
@@ -123,3 +131,83 @@ def keyword_only(*old_order: str):
         shim = types.FunctionType(code, fn.__globals__, fn.__name__, None, inner.__closure__)
         return functools.wraps(fn)(shim)
     return wrap
+
+
+def passive_columns(name: str, columns: Any, n_features: int, names: Any = None, *,
+                    leave_active: bool = False, keep_order: bool = False) -> np.ndarray:
+    """The passive party's columns as sorted distinct int64 indices in ``[0, n_features)``
+    (with ``keep_order``: in the order given, ``X = F[:, columns]``).
+
+    ``columns`` holds column indices (integers, integral floats or digit strings) and, where
+    the features have ``names``, feature names, mixed freely. At least one column; with
+    ``leave_active``, at most ``n_features - 1`` (the active party keeps a column).
+    """
+    lookup = None if names is None else {str(n): i for i, n in enumerate(names)}
+    given = list(np.atleast_1d(np.asarray(columns, dtype=object))) if np.ndim(columns) <= 1 else None
+    idx = []
+    for c in given or ():
+        if isinstance(c, str) and not c.lstrip("-").isdigit():
+            if lookup is None:
+                raise InvalidInputError(f"{name} names columns, but the features have no column names (give a "
+                                        f"DataFrame, or indices); got {columns!r}")
+            if c not in lookup:
+                raise InvalidInputError(f"{name}: {c!r} is not a feature name; names: {list(lookup)}")
+            idx.append(lookup[c])
+        elif isinstance(c, (str, int, np.integer)) and not isinstance(c, bool):
+            idx.append(int(c))
+        elif isinstance(c, (float, np.floating)) and float(c).is_integer():
+            idx.append(int(c))
+        else:
+            given = None
+            break
+    if not given:
+        raise InvalidInputError(f"{name} must be a 1-D list of integer column indices (or feature names), "
+                                f"non-empty; got {columns!r}")
+    out = np.array(sorted(set(idx)), dtype=np.int64)
+    if keep_order and out.size == len(idx):
+        out = np.array(idx, dtype=np.int64)
+    most = n_features - 1 if leave_active else n_features
+    if out.size != len(idx) or out.min() < 0 or out.max() >= n_features or out.size > most:
+        keep = f", at most {most} of them (the active party keeps a column)" if leave_active else ""
+        raise InvalidInputError(f"{name} must be distinct indices in [0, {n_features}){keep}; got {idx}")
+    return out
+
+
+def is_report(path: pathlib.Path) -> bool:
+    """Whether ``path`` holds a vflattack report (our manifest), which a new report may replace."""
+    try:
+        return json.loads((path / MANIFEST).read_text()).get("tool") == "vflattack"
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def as_out_dir(value: str | os.PathLike, flag: str = "--out") -> pathlib.Path:
+    """Check, before any work, that a report can be written at ``value``; return the path.
+
+    Raises :class:`InvalidInputError` naming ``flag`` if the path is empty, is a file, is a
+    non-empty directory that is not a previous report, or if its parent is not writable
+    (probed by creating and removing a temporary directory there).
+    """
+    if value is None or str(value).strip() == "":
+        raise InvalidInputError(f"{flag} must name a directory; got an empty path")
+    path = pathlib.Path(value).expanduser()
+    if path.exists():
+        if not path.is_dir():
+            raise InvalidInputError(f"{flag} {str(path)!r} is a file; give a directory (new, empty, or a previous "
+                                    "vflattack report, which is replaced)")
+        if any(path.iterdir()) and not is_report(path):
+            raise InvalidInputError(f"{flag} {str(path)!r} is a non-empty directory that is not a vflattack report; "
+                                    "give a new or empty directory (a previous report there would be replaced)")
+    parent = path.absolute().parent
+    existing = parent
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise InvalidInputError(f"{flag} {str(path)!r}: {str(existing)!r} is a file, not a directory")
+    try:
+        probe = tempfile.mkdtemp(prefix=".vflattack-probe-", dir=existing)
+    except OSError as exc:
+        raise InvalidInputError(f"{flag} {str(path)!r} is not writable: cannot create files in "
+                                f"{str(existing)!r} ({exc.strerror})") from exc
+    os.rmdir(probe)
+    return path

@@ -20,9 +20,10 @@ import sys
 import chebcenter as cc
 
 from . import datasets
+from ._validate import as_out_dir
 from .attacks import BASELINES, DEFAULT_METHODS, PRIOR_METHODS
 from .audit import PREDICT_FRACTION, run_audit
-from .report import check_out_dir, render, write_reports
+from .report import render, write_reports
 from .report.sweep import release_dirname
 
 ALL_METHODS = cc.METHODS + BASELINES + PRIOR_METHODS
@@ -122,12 +123,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _subparser(sub, name, help, builder, **kw):
+    """The subcommand ``name``, described by its builder's docstring (argparse rewraps it)."""
+    return sub.add_parser(name, help=help, description=" ".join(builder.__doc__.split()), **kw)
+
+
 def _add_audit(sub) -> None:
-    audit = sub.add_parser(
-        "audit", help="attack one dataset and print the MSE per estimator",
-        description="Train a VFL logistic regression, attack its confidence scores (white-box) and print "
-                    "the per-feature MSE of every estimator, with the bounds of docs/theory.md §2. Protocol: columns "
-                    "min-max scaled, seeded shuffle, the last d columns passive, 80/20 train/prediction split.")
+    """Train a VFL logistic regression, attack its confidence scores (white-box) and print the
+    per-feature MSE of every estimator, with the bounds of docs/theory.md §2. Protocol: columns min-max
+    scaled, seeded shuffle, the last d columns passive, 80/20 train/prediction split."""
+    audit = _subparser(sub, "audit", "attack one dataset and print the MSE per estimator", _add_audit)
     audit.add_argument("--dataset", default="breast_cancer", choices=datasets.NAMES,
                        help="dataset (default: breast_cancer, bundled with scikit-learn)")
     audit.add_argument("--passive", nargs="+", type=_positive_int, default=[10], metavar="D",
@@ -176,10 +181,10 @@ def _add_audit(sub) -> None:
 
 
 def _add_sweep(sub) -> None:
-    sweep = sub.add_parser(
-        "sweep", help="the papers' experiment: MSE vs number of passive features, per dataset",
-        description="For each dataset, run the audit for d = 1 .. max passive features and write the "
-                    "MSE-vs-d curves (table, JSON, CSV, plots).")
+    """For each dataset, run the audit for d = 1 .. max passive features and write the MSE-vs-d curves
+    (table, JSON, CSV, plots)."""
+    sweep = _subparser(sub, "sweep", "the papers' experiment: MSE vs number of passive features, per dataset",
+                       _add_sweep)
     sweep.add_argument("--datasets", nargs="+", default=["bank", "adult", "satellite", "pendigits", "grid"],
                        choices=datasets.NAMES, metavar="NAME", help="datasets (default: the five UCI datasets)")
     sweep.add_argument("--max-passive", type=_positive_int, default=10, metavar="D",
@@ -189,12 +194,12 @@ def _add_sweep(sub) -> None:
 
 
 def _add_known_input(sub) -> None:
-    ki = sub.add_parser(
-        "known-input", help="known-input attack on distance-preserving perturbation (and on the VFL defence)",
-        description="Perturb a dataset by a random rotation (+ translation) and a secret permutation, give the "
-                    "attacker a few original records, and report linking, the breach probability rho(eps) of "
-                    "the best record, the realised error and the time. With --vfl: attack the orthogonal "
-                    "defence of a VFL model (needs d <= k - 1 passive features).")
+    """Perturb a dataset by a random rotation (+ translation) and a secret permutation, give the
+    attacker a few original records, and report linking, the breach probability rho(eps) of the best
+    record, the realised error and the time. With --vfl: attack the orthogonal defence of a VFL
+    model (needs d <= k - 1 passive features)."""
+    ki = _subparser(sub, "known-input",
+                    "known-input attack on distance-preserving perturbation (and on the VFL defence)", _add_known_input)
     ki.add_argument("--dataset", default="pendigits", choices=datasets.NAMES,
                     help="records to perturb (default pendigits, 16 features; needs --data-dir for UCI data)")
     ki.add_argument("--data-dir", default=None,
@@ -217,16 +222,14 @@ def _add_known_input(sub) -> None:
 
 
 def _add_design(sub) -> None:
-    de = sub.add_parser(
-        "design", help="the finest release that meets a certified privacy target",
-        description="Evaluate every candidate release (decimals and significant digits 1..8, a grid of noise "
-                    "scales) on the prediction rows and report the finest that meets the target: radius=TAU (every "
-                    "record's certified minimax radius r*/sqrt(d) >= TAU), leakage=EPS (the best prior-aware "
-                    "attack at most EPS below the prior's MSE, measured) or pinned=P (no feature range of width <= "
-                    "P). Records the label alone does not protect are listed apart (docs/vflattack.md, 'Privacy "
-                    "by design').",
-        epilog="Exit status: 0 when a release meets the target, 4 when none of the kinds asked for does, 1 or 2 on "
-               "a data or input error.")
+    """Evaluate every candidate release (decimals and significant digits 1..8, a grid of noise scales)
+    on the prediction rows and report the finest that meets the target: radius=TAU (every record's
+    certified minimax radius r*/sqrt(d) >= TAU), leakage=EPS (the best prior-aware attack at most
+    EPS below the prior's MSE, measured) or pinned=P (no feature range of width <= P). Records the
+    label alone does not protect are listed apart (docs/vflattack.md, 'Privacy by design')."""
+    de = _subparser(sub, "design", "the finest release that meets a certified privacy target", _add_design,
+                    epilog="Exit status: 0 when a release meets the target, 4 when none of the kinds asked for does, "
+                           "1 or 2 on a data or input error.")
     de.add_argument("--target", required=True, metavar="TARGET", type=_target,
                     help="radius=TAU, leakage=EPS or pinned=P")
     de.add_argument("--kinds", nargs="+", default=["round", "sig", "gaussian"], metavar="KIND",
@@ -259,12 +262,12 @@ def _add_design(sub) -> None:
 
 
 def _add_export_log(sub) -> None:
-    ex = sub.add_parser(
-        "export-log", help="write a model file and prediction logs from a dataset (to try the log audit)",
-        description="Train the split model on a dataset (the audit's protocol) and write DIR/model.json, "
-                    "DIR/predictions.parquet (id, y.., logp..), DIR/passive.parquet (id, x..) for the "
-                    "prediction rows and DIR/prior.csv (the training rows' passive features): what a "
-                    "deployment would hand an auditor.")
+    """Train the split model on a dataset (the audit's protocol) and write DIR/model.json,
+    DIR/predictions.parquet (id, y.., logp..), DIR/passive.parquet (id, x..) for the prediction rows
+    and DIR/prior.csv (the training rows' passive features): what a deployment would hand an
+    auditor."""
+    ex = _subparser(sub, "export-log", "write a model file and prediction logs from a dataset (to try the log audit)",
+                    _add_export_log)
     ex.add_argument("--dataset", default="breast_cancer", choices=datasets.NAMES)
     ex.add_argument("--data-dir", default=None)
     ex.add_argument("--passive", type=_positive_int, default=10, help="passive features d (default 10)")
@@ -487,7 +490,7 @@ def main(argv=None) -> int:
     progress = not getattr(args, "no_progress", False)
     if args.out is not None:  # before any work: an unusable --out fails now, not after the computation
         try:
-            check_out_dir(args.out)
+            as_out_dir(args.out)
         except cc.InvalidInputError as exc:
             return _fail(exc)
     if args.command == "audit" and (args.model or args.log):

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from ._validate import InvalidInputError
+from ._validate import InvalidInputError, passive_columns
 from .model import VFLModel, train_vfl_model
 
 __all__ = ["VFLClassifier", "from_sklearn"]
@@ -78,25 +78,7 @@ class VFLClassifier(ClassifierMixin, BaseEstimator):
         if self.passive is None:
             passive = np.array([n_features - 1])
         else:
-            given = list(self.passive)
-            names = getattr(self, "feature_names_in_", None)
-            if given and all(isinstance(c, str) for c in given):
-                if names is None:
-                    raise InvalidInputError("passive names columns, but F has no column names (fit on a DataFrame, "
-                                            "or give indices)")
-                lookup = {str(n): i for i, n in enumerate(names)}
-                missing = [c for c in given if c not in lookup]
-                if missing:
-                    raise InvalidInputError(f"passive names columns F does not have: {missing}")
-                given = [lookup[c] for c in given]
-            raw = np.asarray(given)
-            if raw.ndim != 1 or raw.size == 0 or raw.dtype.kind not in "iu":
-                raise InvalidInputError(f"passive must be a non-empty list of column indices or names; "
-                                        f"got {self.passive!r}")
-            passive = np.sort(raw.astype(np.int64))
-            if passive[0] < 0 or passive[-1] >= n_features or np.unique(passive).size != passive.size:
-                raise InvalidInputError(f"passive must be distinct column indices in [0, {n_features}); "
-                                        f"got {self.passive!r}")
+            passive = passive_columns("passive", self.passive, n_features, getattr(self, "feature_names_in_", None))
         return np.setdiff1d(np.arange(n_features), passive), passive
 
     def fit(self, F: Any, y: Any) -> VFLClassifier:

@@ -20,6 +20,7 @@ from scipy.special import log_softmax
 import chebcenter as cc
 
 from ._validate import InvalidInputError, as_2d, as_active, as_array, as_labels
+from ._validate import passive_columns as _passive_columns
 
 __all__ = ["VFLModel", "fit_softmax", "train_vfl_model"]
 
@@ -223,14 +224,7 @@ class VFLModel:
         if not (np.all(np.isfinite(coef)) and np.all(np.isfinite(intercept))):
             raise InvalidInputError(f"clf's coef_ and intercept_ must be finite; {name} has NaN or inf")
         n_feat = coef.shape[1]
-        raw = np.asarray(passive_columns)
-        if raw.ndim != 1 or raw.dtype.kind not in "iu" and not (raw.dtype.kind == "f" and np.all(raw == np.round(raw))):
-            raise InvalidInputError(
-                f"passive_columns must be a 1-D list of integer column indices; got {passive_columns!r}")
-        passive = raw.astype(np.int64)
-        if passive.size == 0 or passive.min() < 0 or passive.max() >= n_feat or np.unique(passive).size != passive.size:
-            raise InvalidInputError(
-                f"passive_columns must be distinct indices in [0, {n_feat}); got {passive.tolist()}")
+        passive = _passive_columns("passive_columns", passive_columns, n_feat, keep_order=True)
         active = np.setdiff1d(np.arange(n_feat), passive)
         if coef.shape[0] == 1:  # binary: logits (0, w^T f + beta)
             coef = np.vstack([np.zeros(n_feat), coef[0]])

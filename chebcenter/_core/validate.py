@@ -11,7 +11,7 @@ import numpy as np
 
 from .._errors import InvalidInputError
 
-__all__ = ["as_array", "as_matrix", "as_bounds", "as_rhs", "as_batch_rhs", "check_choice", "check_options",
+__all__ = ["as_array", "as_matrix", "as_vector", "as_bounds", "as_rhs", "as_batch_rhs", "check_choice", "check_options",
            "as_bool", "as_positive_int", "as_positive_float"]
 
 
@@ -115,17 +115,19 @@ def check_choice(name: str, value: Any, choices) -> str:
     return value
 
 
-def check_options(spec, options) -> dict:
+def check_options(spec, options, declared=None) -> dict:
     """The method's options: its defaults updated by ``options`` (each validated); an
-    unknown name is an error that lists the allowed ones."""
-    unknown = sorted(set(options) - set(spec.options))
+    unknown name is an error that lists the allowed ones. ``declared`` (default ``spec``)
+    holds the ``options`` and ``validators`` that apply (a method's route on a general set)."""
+    declared = spec if declared is None else declared
+    unknown = sorted(set(options) - set(declared.options))
     if unknown:
-        allowed = ", ".join(sorted(spec.options)) or "none"
+        allowed = ", ".join(sorted(declared.options)) or "none"
         raise InvalidInputError(
             f"unknown option(s) {unknown} for method {spec.name!r}; allowed: {allowed}")
-    opts = dict(spec.options)
+    opts = dict(declared.options)
     for key, val in options.items():
-        validate = spec.validators.get(key)
+        validate = declared.validators.get(key)
         opts[key] = validate(key, val) if validate else val
     return opts
 
@@ -200,3 +202,13 @@ def as_interval_batch(B: Any, noise: Any, lower: Any, upper: Any, m: int) -> tup
     L = arrays.get("lower", np.full(shape, -np.inf))
     U = arrays.get("upper", np.full(shape, np.inf))
     return np.ascontiguousarray(L, dtype=np.float64), np.ascontiguousarray(U, dtype=np.float64)
+
+
+def as_vector(name: str, value: Any, n: int) -> np.ndarray:
+    """A finite float64 vector of length ``n``."""
+    arr = as_array(name, value)
+    if arr.shape != (n,):
+        raise InvalidInputError(f"{name} must be a finite array of shape ({n},); got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise InvalidInputError(f"{name} must be finite; got {arr.tolist()}")
+    return arr

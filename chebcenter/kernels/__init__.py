@@ -21,6 +21,11 @@ module               holds
 ``nnls``             non-negative least squares (rcc1's start)
 ``bvls``             bounded-variable least squares (cls)
 ``qp``               the metric projection's active-set QP (project)
-``intervals``        the box-slice kernels row by row with a box per row (interval sets)
+``interval_rows``    the box-slice kernels row by row with a box per row (interval sets)
+``rcc2_intervals``   rcc2 on bounded-error sets without equations (dual coordinate ascent)
+``cuts``             vertex enumeration of a box cut by half-spaces, in x (double description)
+``batch_tables``     exact's batch route: the basis tables shared by a batch, the candidates
+``batch_exact``      exact over a batch of right-hand sides sharing A
+``batch_slab``       exact over a batch of slabs ``l <= a^T x <= u`` sharing a and the box
 ===================  ===========================================================
 """

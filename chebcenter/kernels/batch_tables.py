@@ -17,8 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core.jit import jit
-from .linalg import argsort_stable
-from .vertices import _lu_inverse
+from .vertices import _basis_steps
 
 __all__ = ["basis_tables", "half_sums", "half_table_bytes"]
 
@@ -26,8 +25,9 @@ __all__ = ["basis_tables", "half_sums", "half_table_bytes"]
 @jit
 def basis_tables(Vr, lo, hi, combs, pivot_tol):
     """Per basis (rows of ``combs``): ``ok``, the inverse, the nonbasic coordinates in
-    branching order, the step table ``G``, ``x0 = binv beta + shift`` (``shift``) and the
-    suffix sums ``neg``/``pos`` of the reachable range (as in ``enumerate_vertices``)."""
+    branching order, the step table ``G`` and the suffix sums ``neg``/``pos`` of the
+    reachable range (all as ``enumerate_vertices`` builds them, by the same kernel), and
+    ``x0 = binv beta + shift`` (``shift``). A singular basis keeps zeros."""
     nb, r = combs.shape
     d = Vr.shape[1]
     p = d - r
@@ -45,38 +45,10 @@ def basis_tables(Vr, lo, hi, combs, pivot_tol):
     Gl = np.empty((r, p))
     influence = np.zeros(p)
     for t in range(nb):
-        for i in range(d):
-            is_basic[i] = False
-        for a in range(r):
-            is_basic[combs[t, a]] = True
-            for k in range(r):
-                basis[k, a] = Vr[k, combs[t, a]]
-        if not _lu_inverse(basis, inv, pivot_tol):
+        if not _basis_steps(Vr, lo, hi, combs[t], pivot_tol, inv, nonbasic[t], G[t], neg[t], pos[t],
+                            basis, is_basic, nbl, Gl, influence):
             continue
         ok[t] = True
-        j = 0
-        for i in range(d):
-            if not is_basic[i]:
-                nbl[j] = i
-                j += 1
-        for a in range(r):
-            for jj in range(p):
-                s = 0.0
-                for k in range(r):
-                    s += inv[a, k] * Vr[k, nbl[jj]]
-                Gl[a, jj] = s
-        # several basic coordinates: branch first on the nonbasic ones that move them most
-        # (the pruning then acts at shallow depth); one: keep the index order
-        for jj in range(p):
-            m_ = 0.0
-            for a in range(r):
-                m_ = max(m_, abs(Gl[a, jj]))
-            influence[jj] = -m_ * (hi[nbl[jj]] - lo[nbl[jj]]) if r >= 2 else 0.0
-        order = argsort_stable(influence)
-        for jj in range(p):
-            nonbasic[t, jj] = nbl[order[jj]]
-            for a in range(r):
-                G[t, a, jj] = Gl[a, order[jj]]
         for a in range(r):
             for k in range(r):
                 binv[t, a, k] = inv[a, k]
@@ -87,12 +59,6 @@ def basis_tables(Vr, lo, hi, combs, pivot_tol):
                     u -= Vr[k, nonbasic[t, jj]] * lo[nonbasic[t, jj]]
                 s += inv[a, k] * u
             shift[t, a] = s
-        for L in range(p - 1, -1, -1):
-            width = hi[nonbasic[t, L]] - lo[nonbasic[t, L]]
-            for a in range(r):
-                step = -width * G[t, a, L]
-                neg[t, L, a] = neg[t, L + 1, a] + min(0.0, step)
-                pos[t, L, a] = pos[t, L + 1, a] + max(0.0, step)
     return ok, binv, nonbasic, G, shift, neg, pos
 
 

@@ -76,6 +76,64 @@ def _invert_in_place(a, out, pivot_tol):
 
 
 @jit
+def _basis_steps(Vr, lo, hi, comb, pivot_tol, binv, nonbasic, G, neg, pos, basis, is_basic, nbl, Gl, influence):
+    """The tables of the depth-first walk for the basis F = ``comb``, which do not depend on
+    the right-hand side: ``binv = Vr[:, F]^{-1}``, the nonbasic coordinates ``nonbasic`` in
+    branching order, the step table ``G = binv Vr[:, N]`` in that order and the suffix sums
+    ``neg``/``pos`` that bound the moves still to come (:func:`enumerate_vertices`,
+    :func:`chebcenter.kernels.batch_tables.basis_tables`). False, with only ``binv`` written,
+    when the basis is singular; ``basis``, ``is_basic``, ``nbl``, ``Gl`` and ``influence``
+    are work arrays."""
+    r, d = Vr.shape
+    p = d - r
+    for a in range(r):
+        for k in range(r):
+            basis[a, k] = Vr[a, comb[k]]
+    if not _lu_inverse(basis, binv, pivot_tol):
+        return False
+    for i in range(d):
+        is_basic[i] = False
+    for k in range(r):
+        is_basic[comb[k]] = True
+    j = 0
+    for i in range(d):
+        if not is_basic[i]:
+            nbl[j] = i
+            j += 1
+    for a in range(r):
+        for jj in range(p):
+            s = 0.0
+            for k in range(r):
+                s += binv[a, k] * Vr[k, nbl[jj]]
+            Gl[a, jj] = s
+    # with several basic coordinates, branch first on the nonbasic coordinates that
+    # move them most: the reachability test then prunes at shallow depth
+    # (measured 1.7-2x faster at r = 5; with r = 1 every leaf is a vertex and the
+    # reordering only costs, 2x slower at d = 16)
+    for jj in range(p if r >= 2 else 0):
+        m_ = 0.0
+        for a in range(r):
+            m_ = max(m_, abs(Gl[a, jj]))
+        influence[jj] = -m_ * (hi[nbl[jj]] - lo[nbl[jj]])
+    order = argsort_stable(influence) if r >= 2 else np.arange(p)
+    for jj in range(p):
+        nonbasic[jj] = nbl[order[jj]]
+        for a in range(r):
+            G[a, jj] = Gl[a, order[jj]]
+    # neg/pos[L]: the sums over j >= L of min/max(0, -(hi_j - lo_j) G[a, j])
+    for a in range(r):
+        neg[p, a] = 0.0
+        pos[p, a] = 0.0
+    for L in range(p - 1, -1, -1):
+        width = hi[nonbasic[L]] - lo[nonbasic[L]]
+        for a in range(r):
+            step = -width * G[a, L]
+            neg[L, a] = neg[L + 1, a] + min(0.0, step)
+            pos[L, a] = pos[L + 1, a] + max(0.0, step)
+    return True
+
+
+@jit
 def enumerate_vertices(Vr, beta, lo, hi, capacity, feas_tol, pivot_tol):
     """All basic feasible solutions of ``{x : Vr x = beta, lo <= x <= hi}``.
 
@@ -95,8 +153,8 @@ def enumerate_vertices(Vr, beta, lo, hi, capacity, feas_tol, pivot_tol):
     binv = np.empty((r, r))
     nonbasic = np.empty(p, dtype=np.int64)
     G = np.empty((r, p))
-    G_sorted = np.empty((r, p))
-    nb_sorted = np.empty(p, dtype=np.int64)
+    Gl = np.empty((r, p))
+    nbl = np.empty(p, dtype=np.int64)
     influence = np.empty(p)
     x0 = np.empty(r)
     choice = np.full(p + 1, -1, dtype=np.int64)
@@ -105,44 +163,9 @@ def enumerate_vertices(Vr, beta, lo, hi, capacity, feas_tol, pivot_tol):
     pos = np.empty((p + 1, r))
     is_basic = np.zeros(d, dtype=np.bool_)
     while True:
-        for i in range(d):
-            is_basic[i] = False
-        for k in range(r):
-            is_basic[comb[k]] = True
-        j = 0
-        for i in range(d):
-            if not is_basic[i]:
-                nonbasic[j] = i
-                j += 1
-        for a in range(r):
-            for k in range(r):
-                basis[a, k] = Vr[a, comb[k]]
-        if _lu_inverse(basis, binv, pivot_tol):
-            # G = B^{-1} Vr[:, N];  x0 = B^{-1}(beta - Vr[:, N] lo_N)
-            for a in range(r):
-                for jj in range(p):
-                    s = 0.0
-                    for k in range(r):
-                        s += binv[a, k] * Vr[k, nonbasic[jj]]
-                    G[a, jj] = s
-            # with several basic coordinates, branch first on the nonbasic coordinates that
-            # move them most: the reachability test below then prunes at shallow depth
-            # (measured 1.7-2x faster at r = 5; with r = 1 every leaf is a vertex and the
-            # reordering only costs, 2x slower at d = 16)
-            for jj in range(p if r >= 2 else 0):
-                m_ = 0.0
-                for a in range(r):
-                    m_ = max(m_, abs(G[a, jj]))
-                influence[jj] = -m_ * (hi[nonbasic[jj]] - lo[nonbasic[jj]])
-            order = argsort_stable(influence) if r >= 2 else np.arange(p)
-            for jj in range(p):
-                nb_sorted[jj] = nonbasic[order[jj]]
-                for a in range(r):
-                    G_sorted[a, jj] = G[a, order[jj]]
-            for jj in range(p):
-                nonbasic[jj] = nb_sorted[jj]
-                for a in range(r):
-                    G[a, jj] = G_sorted[a, jj]
+        if _basis_steps(Vr, lo, hi, comb, pivot_tol, binv, nonbasic, G, neg, pos, basis, is_basic, nbl, Gl,
+                        influence):
+            # x0 = B^{-1}(beta - Vr[:, N] lo_N)
             for a in range(r):
                 s = 0.0
                 for k in range(r):
@@ -155,15 +178,6 @@ def enumerate_vertices(Vr, beta, lo, hi, capacity, feas_tol, pivot_tol):
             # branch as soon as some basic coordinate can no longer reach [lo, hi]:
             # x_F = x0 - sum_j s_j (hi_j - lo_j) G[:, j], s_j in {0, 1}; the reachable range
             # from level L adds the suffix sums neg/pos of min/max(0, -(hi_j - lo_j) G[a, j])
-            for a in range(r):
-                neg[p, a] = 0.0
-                pos[p, a] = 0.0
-            for L in range(p - 1, -1, -1):
-                width = hi[nonbasic[L]] - lo[nonbasic[L]]
-                for a in range(r):
-                    step = -width * G[a, L]
-                    neg[L, a] = neg[L + 1, a] + min(0.0, step)
-                    pos[L, a] = pos[L + 1, a] + max(0.0, step)
             reachable = True
             for a in range(r):
                 i = comb[a]

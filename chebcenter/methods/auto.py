@@ -20,9 +20,9 @@ import numpy as np
 
 from .._core.validate import as_positive_int
 from ..results import Status
-from .exact import candidate_count, exact, prefer_bnb
+from .exact import EXACT_KERNELS, candidate_count, exact, prefer_bnb
 from .relax import RCC1, rcc1
-from .spec import Context, Extra, MethodOutput, MethodSpec
+from .spec import Context, Extra, MethodOutput, MethodSpec, WarmupStep
 
 __all__ = ["AUTO", "exact_options"]
 
@@ -86,4 +86,6 @@ AUTO = MethodSpec(
         Extra("radius_lower", "length", "f8", "exact rows: a lower bound on the minimax radius of S_F; NaN on rcc1 rows"),
         Extra("route", "label", "O", "bounded-error exact rows: how the vertices were found (as exact's route)"),
     ),
+    solvers=RCC1.solvers,
+    warmup=(WarmupStep("auto", EXACT_KERNELS),),
 )

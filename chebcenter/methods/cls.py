@@ -25,11 +25,10 @@ import numpy as np
 from scipy.optimize import lsq_linear
 
 from .._core.parallel import row_blocks
-from .._core.validate import check_choice
 from ..kernels.bvls import NEEDS_GELSD, bvls_rows
 from ..results import Status
 from .relax import lifted_near, reasons
-from .spec import Context, Extra, MethodOutput, MethodSpec
+from .spec import Context, Extra, MethodOutput, MethodSpec, WarmupStep
 
 __all__ = ["CLS"]
 
@@ -43,7 +42,7 @@ def cls(ctx: Context) -> MethodOutput:
     centers = np.full((n, prob.d), np.nan)
     codes = np.full(n, Status.OPTIMAL, dtype=np.int8)
     iters = np.zeros(n, dtype=np.int64)
-    if ctx.options["solver"] == "numba":
+    if ctx.options["solver"] in ("auto", "numba"):
         X = np.empty((n, prob.d))
         status = np.zeros(n, dtype=np.int64)
         A = np.ascontiguousarray(prob.A, dtype=np.float64)
@@ -105,7 +104,11 @@ def _cls_on_intervals(ctx: Context) -> MethodOutput:
 
 
 CLS = MethodSpec("cls", cls, lies_in="S_F", certifies="R + ||x - h|| (<= 2R)",
-                 options={"solver": "numba"},
-                 validators={"solver": lambda name, v: check_choice(name, v, ("numba", "scipy"))},
-                 interval_values={"solver": ("numba",)},
-                 extras=(Extra("iterations", "count", "i8", "the box least-squares solver's iterations"),))
+                 options={"solver": "auto"}, solvers=("auto", "numba", "scipy"),
+                 interval_values={"solver": ("auto", "numba")},
+                 extras=(Extra("iterations", "count", "i8", "the box least-squares solver's iterations"),),
+                 warmup=(WarmupStep("cls", ("closed_forms.prepare_rows", "bvls.bvls_rows")),
+                         # a repeated row: the subproblems need LAPACK's gelsd
+                         WarmupStep("cls_gelsd", problems=("repeated_row",), always=False),
+                         WarmupStep("cls_intervals", ("interval_rows.project_points_boxes",), rows="interval",
+                                    always=False)))

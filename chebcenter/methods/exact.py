@@ -56,8 +56,13 @@ from ..kernels.vertices import candidate_count, distinct_rows, enumerate_vertice
 from ..results import Status
 from .exact_batch import BATCH_CANDIDATES, batch_exact, batch_slab
 from .exact_bnb import bnb_center
+from .general_sets import polytope_exact
 from .relax import lifted_rcc2
-from .spec import Context, Extra, MethodOutput, MethodSpec
+from .spec import Context, Extra, MethodOutput, MethodSpec, SetRoute, WarmupStep
+
+#: the kernels of exact's first use on slice rows (auto reaches the same ones)
+EXACT_KERNELS = ("closed_forms.prepare_rows", "edge_walk.pivot_vertices", "ball.min_enclosing_ball",
+                 "batch_tables.basis_tables", "batch_exact.exact_rows")
 
 __all__ = ["EXACT", "candidate_count", "slice_vertices"]
 
@@ -592,4 +597,11 @@ EXACT = MethodSpec(
                                      "between, lifted edge walk, cuts of the box in x, lifted basis enumeration, "
                                      "branch and bound, one point)"),
     ),
+    sets={"polytope": SetRoute(polytope_exact, {"max_candidates": 2_000_000}, {"max_candidates": as_positive_int})},
+    warmup=(WarmupStep("exact", EXACT_KERNELS),
+            WarmupStep("bnb", ("closed_forms.prepare_rows", "bnb.farthest_point_dfs"), problems=("single_row",),
+                       calls=({"algorithm": "bnb"},)),
+            # the cuts of the box in x: many interval rows in few dimensions (a 5-class release)
+            WarmupStep("exact_intervals", ("interval_rows.project_points_boxes", "cuts.cut_vertices"),
+                       rows="interval", problems=("default", "classes"), always=False)),
 )

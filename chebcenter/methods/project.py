@@ -30,7 +30,7 @@ from ..kernels.linalg import rows_times
 from ..kernels.qp import QP_OPTIMAL, project_metric_rows
 from ..results import Status
 from .relax import lifted_near, rcc2, reasons
-from .spec import Context, Extra, MethodOutput, MethodSpec
+from .spec import Context, Extra, MethodOutput, MethodSpec, WarmupStep
 
 __all__ = ["PROJECT"]
 
@@ -190,4 +190,7 @@ PROJECT = MethodSpec(
         Extra("iterations", "count", "i8", "the projection solver's iterations"),
         Extra("route", "label", "O", "which solver projected the row"),
     ),
+    warmup=(WarmupStep("project", ("closed_forms.prepare_rows", "qp.project_metric_rows")),
+            WarmupStep("project_intervals", ("interval_rows.project_points_boxes",
+                                             "interval_rows.project_metric_boxes"), rows="interval", always=False)),
 )

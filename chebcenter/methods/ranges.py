@@ -14,7 +14,7 @@ from .._core.parallel import row_blocks
 from ..kernels.linalg import rows_times
 from ..kernels.simplex import RANGES_EMPTY, RANGES_OK, range_rows
 from ..results import Status
-from . import Context, Extra, MethodOutput, MethodSpec
+from .spec import Context, Extra, MethodOutput, MethodSpec, WarmupStep
 
 __all__ = ["RANGES"]
 
@@ -111,4 +111,8 @@ def _outer_ranges(prob, q):
 RANGES = MethodSpec("ranges", _ranges, lies_in="none", decides_emptiness=True,
                     certifies="nothing (the interval's midpoints stand in the center column)",
                     extras=(Extra("lower", "point", "f8", "min x_i over S_F, per coordinate", shape=("d",)),
-                            Extra("upper", "point", "f8", "max x_i over S_F, per coordinate", shape=("d",))))
+                            Extra("upper", "point", "f8", "max x_i over S_F, per coordinate", shape=("d",))),
+                    estimates=False,
+                    warmup=(WarmupStep("ranges", ("closed_forms.prepare_rows", "simplex.range_rows")),
+                            WarmupStep("ranges_intervals", ("interval_rows.range_boxes",), rows="interval",
+                                       always=False)))

@@ -48,7 +48,8 @@ from ..kernels.rcc1_certificate import certify_rows
 from ..kernels.rcc2_intervals import RCC2_OPTIMAL, rcc2_interval_rows
 from ..kernels.simplex import RANGES_OK, range_rows
 from ..results import Status
-from .spec import Context, Extra, MethodOutput, MethodSpec, ProblemCache
+from .general_sets import polytope_rcc1, quadratic_rcc1
+from .spec import Context, Extra, MethodOutput, MethodSpec, ProblemCache, SetRoute, WarmupStep
 
 __all__ = ["RCC1", "RCC2", "rcc1_certificate"]
 
@@ -471,7 +472,11 @@ def _rcc2_solver(name, value):
         warnings.warn("rcc2's solver='cvxpy' is now solver='clarabel' (or 'scs'), as for rcc1", DeprecationWarning,
                       stacklevel=6)
         return "clarabel"
-    return check_choice(name, value, ("auto", "numba", "clarabel", "scs"))
+    return check_choice(name, value, _RCC2_SOLVERS)
+
+
+#: rcc2's solvers (the compiled dual Newton, or the projection QP in cvxpy)
+_RCC2_SOLVERS = ("auto", "numba", "clarabel", "scs")
 
 
 def rcc2(ctx: Context) -> MethodOutput:
@@ -714,8 +719,17 @@ RCC1 = MethodSpec(
     "rcc1", rcc1, lies_in="S_F",
     certifies="sqrt(eta): the RCC1 dual value, recomputed from alpha (>= exact radius)",
     options={"solver": "auto", "fast_path": True, "warm_chunk": 16},
-    validators={"solver": lambda name, v: check_choice(name, v, ("auto", "numba", "clarabel", "scs")),
-                "fast_path": as_bool, "warm_chunk": as_positive_int},
+    validators={"fast_path": as_bool, "warm_chunk": as_positive_int},
+    solvers=("auto", "numba", "clarabel", "scs"),
+    sets={kind: SetRoute(func, {"solver": "auto"}, solvers=("auto", "clarabel", "scs"))
+          for kind, func in (("polytope", polytope_rcc1), ("quadratic", quadratic_rcc1))},
+    warmup=(WarmupStep("rcc1", ("closed_forms.prepare_rows", "nnls.nnls_rows", "rcc1.rcc1_barrier_rows",
+                                "rcc1_certificate.certify_rows"), calls=({}, {"fast_path": False})),
+            # d - rank A = 1: the closed form on a segment
+            WarmupStep("rcc1_segment", ("rcc1.rcc1_segment_rows",), problems=("four_columns",),
+                       calls=({"fast_path": False},), always=False),
+            WarmupStep("rcc1_intervals", ("interval_rows.project_points_boxes",), rows="interval", always=False),
+            WarmupStep("rcc1_polytope", ("rcc1_certificate.certify_quadratics",), rows="polytope", always=False)),
     extras=(
         Extra("alpha", "free_coordinates", "f8", "the dual weights of the box constraints (sum 1)", shape=("d",)),
         Extra("eta", "squared_length", "f8", "the RCC1 dual value, recomputed from alpha: radius**2"),
@@ -727,5 +741,9 @@ RCC2 = MethodSpec(
     certifies="sqrt(sum((hi-lo)^2)/4 - ||x - m||^2): the RCC2 relaxation value",
     options={"solver": "auto"},
     validators={"solver": lambda name, v: _rcc2_solver(name, v)},
+    solvers=_RCC2_SOLVERS,
     interval_values={"solver": ("auto", "numba")},
+    warmup=(WarmupStep("rcc2", ("closed_forms.prepare_rows", "projection.project_rows"), problems=("projecting",)),
+            WarmupStep("rcc2_intervals", ("interval_rows.project_points_boxes", "rcc2_intervals.rcc2_interval_rows"),
+                       rows="interval", always=False)),
 )

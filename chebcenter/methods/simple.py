@@ -22,7 +22,11 @@ import numpy as np
 
 from .._core.normalised import corner_radius
 from ..kernels.linalg import rows_times
-from .spec import Context, MethodOutput, MethodSpec
+from .spec import Context, MethodOutput, MethodSpec, WarmupStep
+
+#: the kernels every slice batch reaches: the closed forms and the projection deciding emptiness
+#: (the step's "projecting" problem has a row whose half* point leaves the box)
+_CLOSED = ("closed_forms.prepare_rows", "projection.project_rows")
 
 __all__ = ["HALF", "LS", "HALF_STAR"]
 
@@ -68,8 +72,11 @@ def _midpoint_solution(ctx: Context) -> np.ndarray:
 
 
 HALF = MethodSpec("half", half, lies_in="box",
-                  certifies="sqrt(sum((hi-lo)^2)/4): the box half-diagonal")
+                  certifies="sqrt(sum((hi-lo)^2)/4): the box half-diagonal",
+                  warmup=(WarmupStep("half", _CLOSED, problems=("projecting",)),))
 LS = MethodSpec("ls", ls, lies_in="S",
-                certifies="R + ||P (o - m)|| (o: the origin)")
+                certifies="R + ||P (o - m)|| (o: the origin)",
+                warmup=(WarmupStep("ls", _CLOSED, problems=("projecting",)),))
 HALF_STAR = MethodSpec("half_star", half_star, lies_in="S",
-                       certifies="R = sqrt(sum((hi-lo)^2)/4 - ||h - m||^2) (docs/theory.md §2.4)")
+                       certifies="R = sqrt(sum((hi-lo)^2)/4 - ||h - m||^2) (docs/theory.md §2.4)",
+                       warmup=(WarmupStep("half_star", _CLOSED, problems=("projecting",)),))

@@ -16,10 +16,78 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._core.validate import check_choice
+
 if TYPE_CHECKING:  # the core sits a floor below the methods; only its type is needed here
     from .._core.normalised import _Core
 
-__all__ = ["COMMON_EXTRAS", "Context", "EXTRA_UNITS", "Extra", "MethodOutput", "MethodSpec", "ProblemCache"]
+__all__ = ["COMMON_EXTRAS", "Context", "EXTRA_UNITS", "Extra", "MethodOutput", "MethodSpec", "ProblemCache", "ROWS",
+           "SET_KINDS", "SOLVERS", "SetRoute", "WarmupStep"]
+
+#: the one solver vocabulary: a method's ``solver`` option takes some of these, ``"auto"``
+#: (the method's own choice) always among them. ``numba``: the compiled kernels; ``scipy``:
+#: SciPy's solver per row; ``clarabel``, ``scs``: the cvxpy formulation with that solver
+SOLVERS = ("auto", "numba", "scipy", "clarabel", "scs")
+#: the rows of a box slice batch a method may serve: equations ``A x = b`` and bounded-error
+#: rows ``L <= A x <= U``
+ROWS = ("equality", "interval")
+#: the general sets a method may serve (:class:`chebcenter.Polytope`, :class:`chebcenter.QuadraticSet`)
+SET_KINDS = ("polytope", "quadratic")
+
+
+@dataclass(frozen=True)
+class SetRoute:
+    """A method on one kind of general set: ``func(set, t0, **options) -> CenterResult``
+    (``t0``: the call's start time), with its own options, validators and solvers (the
+    solvers from :data:`SOLVERS`; its ``solver`` validator is derived from them)."""
+
+    func: Callable[..., Any]
+    options: Mapping[str, Any] = field(default_factory=dict)
+    validators: Mapping[str, Callable[[str, Any], Any]] = field(default_factory=dict)
+    solvers: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "validators", _with_solver_check(self.validators, self.solvers, self.options))
+
+
+@dataclass(frozen=True)
+class WarmupStep:
+    """One step of ``python -m chebcenter warmup``: its method on a small fixed problem.
+
+    ``kernels`` are the compiled entry points the step reaches (``"module.function"`` under
+    :mod:`chebcenter.kernels`): where one has no cache entry for this CPU, the step is cold.
+    ``rows`` is the kind of rows it solves (one of :data:`ROWS`, or ``"polytope"``);
+    ``problems`` the fixed problems it solves (named in :mod:`chebcenter._warmup`), ``calls``
+    the options of each call, and ``always`` whether the method's first use reaches these
+    kernels (False: only some problems do, and the step is compiled last)."""
+
+    name: str
+    kernels: tuple[str, ...] = ()
+    rows: str = "equality"
+    problems: tuple[str, ...] = ("default",)
+    calls: tuple[Mapping[str, Any], ...] = ({},)
+    always: bool = True
+
+    def __post_init__(self) -> None:
+        if self.rows not in ROWS + SET_KINDS:
+            raise ValueError(f"rows must be one of {ROWS + SET_KINDS}; got {self.rows!r}")
+
+
+def _with_solver_check(validators, solvers, options):
+    """``validators`` with a ``solver`` check derived from ``solvers`` (unless one is given);
+    the declared solvers must come from :data:`SOLVERS` and include the default."""
+    bad = [v for v in solvers if v not in SOLVERS]
+    if bad:
+        raise ValueError(f"solvers must come from {SOLVERS}; got {bad}")
+    if not solvers:
+        if "solver" in options:
+            raise ValueError("a method with a solver option declares its solvers")
+        return validators
+    if "auto" not in solvers or options.get("solver") not in solvers:
+        raise ValueError(f"solvers {solvers} must include 'auto' and the default {options.get('solver')!r}")
+    if "solver" in validators:
+        return validators
+    return {**validators, "solver": lambda name, v: check_choice(name, v, solvers)}
 
 #: how a per-row extra maps back from the normalised frame to the user's coordinates
 #: (:class:`chebcenter.BoxSlice` scales the box to ``[-w, w]`` by ``s`` and drops fixed
@@ -156,20 +224,29 @@ class MethodOutput:
 
 @dataclass(frozen=True)
 class MethodSpec:
-    """A method: its function, where its centers lie, what its radius certifies,
-    and its keyword options with their defaults and validators.
+    """One row of the method table (:data:`chebcenter.methods.TABLE`): a method, what it
+    serves, where its centers lie, what its radius certifies, its options and the kernels
+    its warm-up compiles.
 
-    ``func`` is ``Context -> MethodOutput``, on slice rows and on groups of interval rows
-    alike (:attr:`Context.on_intervals`); it is the :data:`chebcenter.methods.REGISTRY` of
-    :class:`chebcenter.BoxSlice` (the general sets have their own
-    :class:`chebcenter.sets.SetMethodSpec`)."""
+    ``func`` is ``Context -> MethodOutput`` on the rows of a box slice, slice rows and groups
+    of interval rows alike (:attr:`Context.on_intervals`), or None for a method of the
+    general sets only; ``rows`` the kinds of box-slice rows it serves (:data:`ROWS`),
+    ``sets`` its route on each kind of general set (:data:`SET_KINDS`), ``solvers`` the
+    values of its ``solver`` option (:data:`SOLVERS`; the option's check is derived from
+    them), ``warmup`` the steps of ``python -m chebcenter warmup`` it owns, and ``estimates``
+    False for a table entry that is not an estimator (the feature ranges)."""
 
     name: str
-    func: Callable[..., Any]
+    func: Callable[..., Any] | None
     lies_in: str
     certifies: str
     options: Mapping[str, Any] = field(default_factory=dict)
     validators: Mapping[str, Callable[[str, Any], Any]] = field(default_factory=dict)
+    rows: tuple[str, ...] = ROWS
+    solvers: tuple[str, ...] = ()
+    sets: Mapping[str, SetRoute] = field(default_factory=dict)
+    warmup: tuple[WarmupStep, ...] = ()
+    estimates: bool = True
     #: options given in the user's coordinates (an anchor, a metric) are mapped into the
     #: normalised frame by ``to_frame(box_slice, options, rows, n_rows) -> options``; ``rows``
     #: are the batch rows that reach the solver (per-row options are restricted to them)
@@ -185,6 +262,15 @@ class MethodSpec:
     #: explicitly, on a batch with such rows, is refused with an error naming the option
     #: (:meth:`refused_on_intervals`) rather than silently ignored
     interval_values: Mapping[str, tuple] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        rows = () if self.func is None else self.rows
+        if any(r not in ROWS for r in rows):
+            raise ValueError(f"method {self.name!r}: rows must come from {ROWS}; got {self.rows}")
+        if any(k not in SET_KINDS for k in self.sets):
+            raise ValueError(f"method {self.name!r}: sets must come from {SET_KINDS}; got {tuple(self.sets)}")
+        object.__setattr__(self, "rows", rows)
+        object.__setattr__(self, "validators", _with_solver_check(self.validators, self.solvers, self.options))
 
     def refused_on_intervals(self, given: Mapping[str, Any]) -> str | None:
         """The message refusing the explicitly ``given`` options that interval rows do not

@@ -5,13 +5,15 @@ module               holds
 ===================  ==========================================================
 ``box_slice``        :class:`BoxSlice` (slices and bounded-error rows in batches)
                      and :func:`chebyshev_center`
-``general``          :class:`Polytope` and :class:`QuadraticSet`, one set at a time
+``polytope``         :class:`Polytope`, one set at a time
+``quadratic``        :class:`QuadraticSet`, one set at a time
 ===================  ==========================================================
 """
 
 from __future__ import annotations
 
 from .box_slice import BoxSlice, chebyshev_center
-from .general import Polytope, QuadraticSet
+from .polytope import Polytope
+from .quadratic import QuadraticSet
 
 __all__ = ["BoxSlice", "Polytope", "QuadraticSet", "chebyshev_center"]

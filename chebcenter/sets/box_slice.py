@@ -477,7 +477,7 @@ class BoxSlice:
         >>> cc.BoxSlice([[1.0, -2.0]]).to_polytope([0.2]).center("exact").center.round(6).tolist()
         [0.6, 0.2]
         """
-        from .general import Polytope
+        from .polytope import Polytope
 
         if b is None and self.m:
             raise InvalidInputError(f"b is required: a BoxSlice with {self.m} equations is a polytope only "

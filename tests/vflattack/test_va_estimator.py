@@ -72,7 +72,7 @@ def test_from_sklearn_takes_a_pipeline_and_a_logistic_regression():
 
 
 @pytest.mark.parametrize(("passive", "words"), [
-    ([5], "distinct column indices in \\[0, 4\\)"),
+    ([5], "distinct indices in \\[0, 4\\)"),
     ([1, 1], "distinct"),
     ([], "non-empty"),
     (["x"], "no column names"),

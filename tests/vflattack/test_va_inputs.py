@@ -118,3 +118,25 @@ def test_vflattack_has_its_own_errors():
     assert isinstance(info.value, cc.InvalidInputError)
     assert issubclass(va.DatasetError, va.VflattackError) and issubclass(va.DatasetError, OSError)
     assert not issubclass(va.DatasetError, cc.ChebcenterError)
+
+
+def test_passive_columns_is_one_check_for_the_model_the_classifier_and_the_audit():
+    """vflattack._validate.passive_columns: indices, integral floats, digit strings and names
+    mixed; the same messages wherever passive columns are given."""
+    from vflattack._validate import passive_columns
+
+    names = ["a", "b", "c", "d"]
+    assert passive_columns("p", ["c", 0, "1", 3.0], 4, names).tolist() == [0, 1, 2, 3]
+    assert passive_columns("p", np.array([2, 1]), 4).tolist() == [1, 2]
+    assert passive_columns("p", np.array([2, 1]), 4, keep_order=True).tolist() == [2, 1]
+    with pytest.raises(va.InvalidInputError, match="at most 3 of them"):
+        passive_columns("p", [0, 1, 2, 3], 4, names, leave_active=True)
+    for bad, words in (([True], "1-D list of integer"), ([0.5], "1-D list of integer"), ([[0, 1]], "1-D list"),
+                       ([], "non-empty"), (["e"], "'e' is not a feature name"), (["a"], None),
+                       ([0, 0], "distinct"), ([-1], "distinct indices in \\[0, 4\\)")):
+        if words is None:   # a name without names
+            with pytest.raises(va.InvalidInputError, match="no column names"):
+                passive_columns("p", bad, 4)
+            continue
+        with pytest.raises(va.InvalidInputError, match=words):
+            passive_columns("p", bad, 4, names)

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from .. import datasets
-from .._validate import InvalidInputError
+from .._validate import InvalidInputError, passive_columns
 from ..model import VFLModel, train_vfl_model
 
 __all__ = ["PREDICT_FRACTION", "Result", "Scenario", "build_scenario", "load_data", "resolve_columns",
@@ -61,21 +61,9 @@ def split_columns(n_features: int, n_passive: int, rng: Any) -> tuple[np.ndarray
 
 
 def resolve_columns(columns: Sequence[Any], names: Sequence[str]) -> np.ndarray:
-    """Passive columns given by index or by name -> sorted distinct indices."""
-    idx = []
-    for c in columns:
-        if isinstance(c, str) and not c.lstrip("-").isdigit():
-            if c not in names:
-                raise InvalidInputError(f"passive column {c!r} is not a feature name; names: {list(names)}")
-            idx.append(list(names).index(c))
-        else:
-            idx.append(int(c))
-    out = np.array(sorted(set(idx)), dtype=np.int64)
-    if out.size != len(idx) or out.size == 0 or out.min() < 0 or out.max() >= len(names) or out.size >= len(names):
-        raise InvalidInputError(
-            f"passive columns must be 1 to {len(names) - 1} distinct indices in [0, {len(names)}) or names; "
-            f"got {list(columns)}")
-    return out
+    """Passive columns given by index or by name -> sorted distinct indices, leaving the
+    active party at least one column."""
+    return passive_columns("passive_columns", columns, len(names), names, leave_active=True)
 
 
 def split_rows(n: int, predict_fraction: float, n_predictions: int | None, rng: Any):

@@ -26,51 +26,13 @@ from collections.abc import Iterator
 
 import chebcenter
 
-from .._validate import InvalidInputError
+from .._validate import MANIFEST
+from .._validate import as_out_dir as check_out_dir
+from .._validate import is_report as _is_report
 from ..datasets import _sha256
 
 __all__ = ["MANIFEST", "check_out_dir", "report_dir", "verify_report", "write_manifest"]
 
-MANIFEST = "manifest.json"
-
-
-def _is_report(path: pathlib.Path) -> bool:
-    try:
-        return json.loads((path / MANIFEST).read_text()).get("tool") == "vflattack"
-    except (OSError, ValueError, AttributeError):
-        return False
-
-
-def check_out_dir(value: str | os.PathLike, flag: str = "--out") -> pathlib.Path:
-    """Check, before any work, that a report can be written at ``value``; return the path.
-
-    Raises :class:`InvalidInputError` naming ``flag`` if the path is empty, is a file, is a
-    non-empty directory that is not a previous report, or if its parent is not writable
-    (probed by creating and removing a temporary directory there).
-    """
-    if value is None or str(value).strip() == "":
-        raise InvalidInputError(f"{flag} must name a directory; got an empty path")
-    path = pathlib.Path(value).expanduser()
-    if path.exists():
-        if not path.is_dir():
-            raise InvalidInputError(f"{flag} {str(path)!r} is a file; give a directory (new, empty, or a previous "
-                                    "vflattack report, which is replaced)")
-        if any(path.iterdir()) and not _is_report(path):
-            raise InvalidInputError(f"{flag} {str(path)!r} is a non-empty directory that is not a vflattack report; "
-                                    "give a new or empty directory (a previous report there would be replaced)")
-    parent = path.absolute().parent
-    existing = parent
-    while not existing.exists():
-        existing = existing.parent
-    if not existing.is_dir():
-        raise InvalidInputError(f"{flag} {str(path)!r}: {str(existing)!r} is a file, not a directory")
-    try:
-        probe = tempfile.mkdtemp(prefix=".vflattack-probe-", dir=existing)
-    except OSError as exc:
-        raise InvalidInputError(f"{flag} {str(path)!r} is not writable: cannot create files in "
-                                f"{str(existing)!r} ({exc.strerror})") from exc
-    os.rmdir(probe)
-    return path
 
 
 def write_manifest(root: pathlib.Path, extra: dict | None = None) -> pathlib.Path:

@@ -1,16 +1,15 @@
-r"""General sets for estimation users: H-polytopes and intersections of ellipsoids.
+r"""H-polytopes ``{x : G x <= h, A_eq x = b_eq}`` (bounded; checked), one set at a time.
 
-* :class:`Polytope` ``{x : G x <= h, A_eq x = b_eq}`` (bounded; checked). Methods
-  ``"exact"`` (vertex enumeration after the null-space reduction, then the minimum
-  enclosing ball), ``"rcc1"`` (EBT relaxation: pairs of parallel rows
-  ``l <= a^T x <= u`` become one quadratic ``(a^T x - l)(a^T x - u) <= 0``, lone rows stay
-  linear; if the paired rows do not span every direction, redundant bounding-box rows
-  computed by LP are added so the relaxation is well posed) and ``"inscribed"``: the
-  center of the largest INSCRIBED ball (one LP) -- the other notion, for comparison only.
-* :class:`QuadraticSet` ``{x : x^T Q_i x + 2 g_i^T x + t_i <= 0}`` (Q_i PSD; checked):
-  ``"rcc1"`` is EBT Theorem III.1 in its native setting; there is no exact method.
-
-Both return :class:`chebcenter.CenterResult` with the statuses of :class:`BoxSlice`.
+The methods are the table's that serve polytopes (:func:`chebcenter.methods.set_methods`):
+``"exact"`` (vertex enumeration after the null-space reduction, then the minimum enclosing
+ball), ``"rcc1"`` (the EBT relaxation: pairs of parallel rows ``l <= a^T x <= u`` become one
+quadratic ``(a^T x - l)(a^T x - u) <= 0``, lone rows stay linear; if the paired rows do not
+span every direction, redundant bounding-box rows computed by LP are added so the relaxation
+is well posed) and ``"inscribed"``: the center of the largest INSCRIBED ball (one LP), the
+other notion, for comparison only. Their routes live in :mod:`chebcenter.methods.general_sets`;
+this module holds the set: its validation, its normalised frame, its vertices and its
+quadratic form. Results are :class:`chebcenter.CenterResult` with the statuses of
+:class:`chebcenter.BoxSlice`.
 """
 
 from __future__ import annotations
@@ -18,62 +17,19 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from scipy.optimize import linprog
 
-from .._core.cvxpy_forms import EbtDual, status_of
-from .._core.validate import as_array, as_matrix, as_positive_float, as_positive_int, check_choice, check_options
+from .._core.validate import as_matrix, as_positive_float, as_vector
 from .._errors import InvalidInputError
-from ..kernels.ball import certified_ball
-from ..kernels.rcc1_certificate import certify_quadratics
 from ..kernels.vertices import distinct_rows
+from ..methods import choose_set_method, set_methods
+from ..methods.general_sets import nan_result
 from ..results import CenterResult, Status
 
-__all__ = ["Polytope", "QuadraticSet"]
-
-
-def _vector(name, value, n):
-    arr = as_array(name, value)
-    if arr.shape != (n,):
-        raise InvalidInputError(f"{name} must be a finite array of shape ({n},); got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise InvalidInputError(f"{name} must be finite; got {arr.tolist()}")
-    return arr
-
-
-def _nan_result(n, status, method, t0, **extras):
-    return CenterResult(np.full(n, np.nan), float("nan"), status, method, time.perf_counter() - t0, extras=extras)
-
-
-@dataclass(frozen=True)
-class SetMethodSpec:
-    """A method of the general sets: ``func(set, t0, **options) -> CenterResult`` (``t0``
-    the call's start time), what its radius certifies, and its keyword options with their
-    defaults and validators (checked by the same option check as
-    :class:`chebcenter.methods.MethodSpec`). Every center lies in the set."""
-
-    name: str
-    func: Callable[..., CenterResult]
-    certifies: str
-    options: Mapping[str, Any] = field(default_factory=dict)
-    validators: Mapping[str, Callable[[str, Any], Any]] = field(default_factory=dict)
-
-
-def _choose(table: dict, method: Any, options: dict, refused: dict | None = None) -> tuple[SetMethodSpec, dict]:
-    """The method's spec and its checked options (the one option check, as for BoxSlice);
-    ``refused`` maps a method the table leaves out on purpose to the reason given."""
-    if refused and isinstance(method, str) and method in refused:
-        raise InvalidInputError(refused[method])
-    spec = table[check_choice("method", method, table)]
-    return spec, check_options(spec, options)
-
-
-def _cvxpy_solver(name: str, value: Any) -> str:
-    return check_choice(name, value, ("clarabel", "scs"))
+__all__ = ["Polytope"]
 
 
 class Polytope:
@@ -97,9 +53,12 @@ class Polytope:
     """
 
 
+    #: the methods of the table that serve polytopes (:func:`chebcenter.methods.set_methods`)
+    METHODS = tuple(set_methods("polytope"))
+
     def __init__(self, G: Any, h: Any, A_eq: Any = None, b_eq: Any = None, *, feas_tol: float = 1e-9):
         G = as_matrix("G", G)
-        self.G, self.h = G, _vector("h", h, G.shape[0])
+        self.G, self.h = G, as_vector("h", h, G.shape[0])
         n = G.shape[1]
         if A_eq is None and b_eq is not None:
             raise InvalidInputError("b_eq was given without A_eq: pass both (the equalities A_eq x = b_eq) or neither")
@@ -112,7 +71,7 @@ class Polytope:
             self.A_eq = as_matrix("A_eq", A_eq)
             if self.A_eq.shape[1] != n:
                 raise InvalidInputError(f"A_eq must have {n} columns like G; got shape {self.A_eq.shape}")
-            self.b_eq = _vector("b_eq", b_eq, self.A_eq.shape[0])
+            self.b_eq = as_vector("b_eq", b_eq, self.A_eq.shape[0])
         self.d = n
         self.feas_tol = feas_tol
         # unit rows; a zero row is either vacuous (dropped) or a contradiction (remembered)
@@ -241,14 +200,14 @@ class Polytope:
 
         ``exact`` accepts ``max_candidates`` (default 2e6 row subsets of size
         dim) and returns the radius with a dual lower bound ``radius_lower``;
-        ``rcc1`` accepts ``solver`` ("clarabel" or "scs"). An empty set is
+        ``rcc1`` accepts ``solver`` ("auto" = "clarabel", or "scs"). An empty set is
         INFEASIBLE; a too large enumeration TOO_LARGE.
         """
-        spec, opts = _choose(_POLYTOPE_METHODS, method, options)
+        spec, route, opts = choose_set_method("polytope", method, options)
         t0 = time.perf_counter()
         if self._feasible_point() is None:
-            return _nan_result(self.d, Status.INFEASIBLE, spec.name, t0)
-        return spec.func(self, t0, **opts)
+            return nan_result(self.d, Status.INFEASIBLE, spec.name, t0)
+        return route.func(self, t0, **opts)
 
     # -- exact ------------------------------------------------------------------------
     def vertices(self, max_candidates: int = 2_000_000) -> np.ndarray | None:
@@ -276,17 +235,6 @@ class Polytope:
         U = np.vstack(found) if found else np.zeros((0, p))
         U = distinct_rows(U, 10 * tol)
         return self._to_x(self.x0 + U @ self.W.T)
-
-    def _exact(self, t0, max_candidates):
-        V = self.vertices(max_candidates)
-        if V is None:
-            return _nan_result(self.d, Status.TOO_LARGE, "exact", t0)
-        U = np.ascontiguousarray(((V - self._t) / self._s - self.x0) @ self.W)
-        c, radius, low, sup, st = certified_ball(U)
-        status = Status.OPTIMAL if st == 0 and radius - low <= 1e-9 * (1 + radius) else Status.INACCURATE
-        return CenterResult(self._to_x(self.x0 + self.W @ c), radius * self._s, status, "exact",
-                            time.perf_counter() - t0,
-                            extras={"radius_lower": low * self._s, "n_vertices": V.shape[0], "support": V[sup]})
 
     # -- rcc1 ---------------------------------------------------------------------------
     def quadratic_form(self):
@@ -333,157 +281,3 @@ class Polytope:
         gs = [-(l + u) / 2 * a for a, l, u in quads] + [a / 2 for a, _ in lins]
         ts = [l * u for _, l, u in quads] + [-b for _, b in lins]
         return np.array(Qs), np.array(gs), np.array(ts), len(quads)
-
-    def _rcc1(self, t0, solver):
-        if self.p == 0:
-            return CenterResult(self._to_x(self.x0), 0.0, Status.OPTIMAL, "rcc1", time.perf_counter() - t0)
-        if self._point_radius is not None:
-            # one point up to the tolerance: the SDP may have no interior, and the relaxation
-            # of a point is the point
-            return CenterResult(self._to_x(np.zeros(self.d)), self._point_radius * self._s, Status.OPTIMAL, "rcc1",
-                                time.perf_counter() - t0,
-                                extras={"note": "the set is a single point up to the feasibility tolerance; "
-                                                "radius: half the diagonal of its bounding box"})
-        Qs, gs, ts, n_pairs = self.quadratic_form()
-        return _ebt_result(Qs, gs, ts, solver, t0, lambda u: self._to_x(self.x0 + self.W @ u), self._s, self.d,
-                           {"n_quadratic": n_pairs, "n_linear": len(ts) - n_pairs})
-
-    # -- inscribed ------------------------------------------------------------------------
-    def _inscribed(self, t0):
-        norms = np.linalg.norm(self.Gu, axis=1)
-        c = np.zeros(self.p + 1)
-        c[-1] = -1.0
-        res = linprog(c, A_ub=np.hstack([self.Gu, norms[:, None]]), b_ub=self.hu,
-                      bounds=[(None, None)] * self.p + [(0, None)], method="highs")
-        if res.status != 0:
-            return _nan_result(self.d, Status.SOLVER_ERROR, "inscribed", t0)
-        return CenterResult(self._to_x(self.x0 + self.W @ res.x[:-1]), float(res.x[-1]) * self._s, Status.OPTIMAL,
-                            "inscribed",
-                            time.perf_counter() - t0,
-                            extras={"note": "center of the largest INSCRIBED ball; radius is the inscribed radius, "
-                                            "not a bound on the estimation error"})
-
-
-def _ebt_result(Qs, gs, ts, solver, t0, to_x, scale, n, extras):
-    """Solve the EBT dual on normalised data and map back: ``x = to_x(u)``, radius times ``scale``.
-
-    ``eta`` in the extras is in the caller's units (times ``scale**2``); ``alpha`` belongs to
-    the normalised constraints.
-    """
-    alpha, status = EbtDual(solver, Qs=Qs).solve(gs, ts)
-    st = status_of(status, dual=True)
-    if alpha is None or st > Status.INACCURATE:
-        return _nan_result(n, st if st is Status.INFEASIBLE else Status.SOLVER_ERROR, "rcc1", t0,
-                           solver_status=status)
-    u = np.empty(Qs.shape[1])
-    eta, _ = certify_quadratics(np.ascontiguousarray(Qs), np.ascontiguousarray(gs), np.ascontiguousarray(ts),
-                                alpha, u)
-    if not np.isfinite(eta):
-        return _nan_result(n, Status.SOLVER_ERROR, "rcc1", t0, solver_status=status)
-    eta = max(eta, 0.0)
-    return CenterResult(to_x(u), float(np.sqrt(eta)) * scale, st, "rcc1", time.perf_counter() - t0,
-                        extras=dict(extras, alpha=alpha, eta=eta * scale**2))
-
-
-def _quadratics_in_frame(Qs, gs, ts, c, s):
-    """The constraints in the frame ``x = c + s y``, each divided by a positive constant.
-
-    ``f(c + s y) = s^2 y^T Q y + 2 s (Q c + g)^T y + f(c)``; dividing by ``s^2 ||Q||`` (or by
-    ``s ||g||`` for a linear constraint) leaves the set unchanged and makes the data O(1).
-    """
-    Qn, gn, tn = np.empty_like(Qs), np.empty_like(gs), np.empty_like(ts)
-    for i in range(Qs.shape[0]):
-        g = Qs[i] @ c + gs[i]
-        f = c @ Qs[i] @ c + 2 * gs[i] @ c + ts[i]
-        q = np.abs(Qs[i]).max()
-        k = s * s * q if q > 0 else 2 * s * max(np.abs(g).max(), 1e-300)
-        Qn[i], gn[i], tn[i] = Qs[i] * (s * s / k), g * (s / k), f / k
-    return Qn, gn, tn
-
-
-class QuadraticSet:
-    """``{x : x^T Q_i x + 2 g_i^T x + t_i <= 0, i = 1..k}`` with every Q_i PSD and ``sum Q_i > 0``.
-
-    Examples
-    --------
-    >>> import numpy as np, chebcenter as cc
-    >>> ball = cc.QuadraticSet([np.eye(2)], [[-1.0, -2.0]], [1.0 + 4.0 - 9.0])   # ||x - (1, 2)|| <= 3
-    >>> r = ball.center("rcc1"); r.center.round(6).tolist(), round(r.radius, 6)
-    ([1.0, 2.0], 3.0)
-    """
-
-
-    def __init__(self, Qs: Any, gs: Any, ts: Any):
-        Qs = as_array("Qs", Qs)
-        if Qs.ndim != 3 or Qs.shape[1] != Qs.shape[2] or Qs.shape[0] < 1:
-            raise InvalidInputError(f"Qs must have shape (k, n, n); got {Qs.shape}")
-        k, n, _ = Qs.shape
-        gs = as_array("gs", gs)
-        if gs.shape != (k, n):
-            raise InvalidInputError(f"gs must have shape ({k}, {n}): one linear term per quadratic; got shape {gs.shape}")
-        ts = _vector("ts", ts, k)
-        if not (np.all(np.isfinite(Qs)) and np.all(np.isfinite(gs))):
-            raise InvalidInputError("Qs and gs must be finite")
-        for i in range(k):
-            if np.abs(Qs[i] - Qs[i].T).max() > 1e-12 * (1 + np.abs(Qs[i]).max()):
-                raise InvalidInputError(f"Qs[{i}] must be symmetric")
-            lam = np.linalg.eigvalsh(Qs[i])[0]
-            if lam < -1e-10 * (1 + np.abs(Qs[i]).max()):
-                raise InvalidInputError(f"Qs[{i}] must be positive semidefinite; its smallest eigenvalue is {lam:.3g}")
-        if np.linalg.eigvalsh(Qs.sum(axis=0))[0] <= 1e-12:
-            raise InvalidInputError("sum of the Q_i must be positive definite (otherwise the set may be unbounded)")
-        self.Qs, self.gs, self.ts, self.d = Qs, gs, ts, n
-        # a starting frame (see docs/theory.md): c0 minimises sum_i f_i / ||Q_i|| (its Hessian is
-        # PD), s0 is the largest radius-like size sqrt(|f_i(c0)| / ||Q_i||) of the quadratics
-        q = np.array([np.abs(Q).max() for Q in Qs])
-        quad = q > 0
-        w = np.where(quad, 1.0 / np.where(quad, q, 1.0), 0.0)
-        self._c0 = np.linalg.solve(np.einsum("i,ijk->jk", w, Qs), -(w @ gs))
-        f0 = np.einsum("j,ijk,k->i", self._c0, Qs, self._c0) + 2 * gs @ self._c0 + ts
-        size = np.sqrt(np.abs(f0[quad]) * w[quad]).max()
-        self._s0 = float(size) if size > 0 and np.isfinite(size) else 1.0
-
-    @property
-    def n(self) -> int:
-        """The dimension, as ``d`` (kept under its first name)."""
-        return self.d
-
-    def center(self, method: str = "rcc1", **options: Any) -> CenterResult:
-        """The EBT relaxed Chebyshev center (``rcc1``); ``solver`` = "clarabel" or "scs"."""
-        spec, opts = _choose(_QUADRATIC_METHODS, method, options, _QUADRATIC_REFUSED)
-        return spec.func(self, time.perf_counter(), **opts)
-
-    def _rcc1(self, t0, solver):
-        c, s = self._c0, self._s0
-        res = None
-        for _ in range(2):  # solve in a frame, then once more in the frame of the answer if it was far off
-            Qn, gn, tn = _quadratics_in_frame(self.Qs, self.gs, self.ts, c, s)
-            res = _ebt_result(Qn, gn, tn, solver, t0, lambda y, c=c, s=s: c + s * y, s, self.d, {})
-            if not res.status.ok or res.radius <= 0:
-                break
-            u = (res.center - c) / s
-            if np.abs(u).max() <= 1.0 and 0.1 <= res.radius / s <= 10.0:
-                break
-            c, s = res.center, res.radius
-        return res
-
-
-_POLYTOPE_METHODS = {spec.name: spec for spec in (
-    SetMethodSpec("exact", Polytope._exact,
-               certifies="the exact Chebyshev radius (radius_lower certifies it from below)",
-               options={"max_candidates": 2_000_000}, validators={"max_candidates": as_positive_int}),
-    SetMethodSpec("rcc1", Polytope._rcc1,
-               certifies="sqrt(eta): the EBT dual value, recomputed from alpha (>= exact radius)",
-               options={"solver": "clarabel"}, validators={"solver": _cvxpy_solver}),
-    SetMethodSpec("inscribed", Polytope._inscribed,
-               certifies="nothing: the radius of the largest inscribed ball"),
-)}
-_QUADRATIC_METHODS = {"rcc1": SetMethodSpec(
-    "rcc1", QuadraticSet._rcc1,
-    certifies="sqrt(eta): the EBT dual value, recomputed from alpha (>= exact radius)",
-    options={"solver": "clarabel"}, validators={"solver": _cvxpy_solver})}
-Polytope.METHODS = tuple(_POLYTOPE_METHODS)
-QuadraticSet.METHODS = tuple(_QUADRATIC_METHODS)
-#: the methods of box slices and polytopes a quadratic set does not offer, with the reason
-_QUADRATIC_REFUSED = {"exact": "method 'exact' is not available for quadratic sets (the exact minimax center is "
-                               "NP-hard here); use method='rcc1', whose radius bounds the exact one"}

@@ -1,0 +1,139 @@
+r"""The methods on the general sets: :class:`chebcenter.Polytope` and :class:`chebcenter.QuadraticSet`.
+
+Each function is the route of one method of the table on one kind of set,
+``func(set, t0, **options) -> CenterResult`` (``t0``: the call's start time), registered in
+the method's ``MethodSpec.sets``. The set object brings its normalised frame
+``x = t + s (x0 + W u)`` (docs/theory.md, general sets); the methods work in ``u`` and map
+back.
+
+* ``exact`` on a polytope: its vertices (every dim-subset of rows, :meth:`Polytope.vertices`),
+  then the certified minimum enclosing ball;
+* ``rcc1``: the EBT dual (Eldar, Beck and Teboulle, Theorem III.1) of the set's quadratics,
+  solved by cvxpy; the radius is recomputed from the weights by the compiled certificate,
+  never read from the solver;
+* ``inscribed`` on a polytope: the center of the largest inscribed ball (one LP), the other
+  notion, for comparison only: its radius bounds nothing.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from scipy.optimize import linprog
+
+from .._core.cvxpy_forms import EbtDual, status_of
+from ..kernels.ball import certified_ball
+from ..kernels.rcc1_certificate import certify_quadratics
+from ..results import CenterResult, Status
+from .spec import MethodSpec, SetRoute
+
+__all__ = ["INSCRIBED", "nan_result", "polytope_exact", "polytope_inscribed", "polytope_rcc1", "quadratic_rcc1"]
+
+#: the cvxpy solver that "auto" names on a general set
+_AUTO_SOLVER = "clarabel"
+
+
+def nan_result(n, status, method, t0, **extras):
+    """A result with no center and no radius, with its status."""
+    return CenterResult(np.full(n, np.nan), float("nan"), status, method, time.perf_counter() - t0, extras=extras)
+
+
+def polytope_exact(P, t0, max_candidates):
+    """The exact minimax center of the polytope ``P``: its vertices, then their certified ball."""
+    V = P.vertices(max_candidates)
+    if V is None:
+        return nan_result(P.d, Status.TOO_LARGE, "exact", t0)
+    U = np.ascontiguousarray(((V - P._t) / P._s - P.x0) @ P.W)
+    c, radius, low, sup, st = certified_ball(U)
+    status = Status.OPTIMAL if st == 0 and radius - low <= 1e-9 * (1 + radius) else Status.INACCURATE
+    return CenterResult(P._to_x(P.x0 + P.W @ c), radius * P._s, status, "exact", time.perf_counter() - t0,
+                        extras={"radius_lower": low * P._s, "n_vertices": V.shape[0], "support": V[sup]})
+
+
+def polytope_rcc1(P, t0, solver):
+    """RCC1 on the polytope ``P``: the EBT dual of :meth:`Polytope.quadratic_form`."""
+    if P._point_radius is not None:
+        # one point up to the tolerance: the SDP may have no interior, and the relaxation of a
+        # point is the point
+        return CenterResult(P._to_x(np.zeros(P.d)), P._point_radius * P._s, Status.OPTIMAL, "rcc1",
+                            time.perf_counter() - t0,
+                            extras={"note": "the set is a single point up to the feasibility tolerance; "
+                                            "radius: half the diagonal of its bounding box"})
+    Qs, gs, ts, n_pairs = P.quadratic_form()
+    return _ebt_result(Qs, gs, ts, solver, t0, lambda u: P._to_x(P.x0 + P.W @ u), P._s, P.d,
+                       {"n_quadratic": n_pairs, "n_linear": len(ts) - n_pairs})
+
+
+def polytope_inscribed(P, t0):
+    """The center of the largest ball inscribed in ``P`` (Chebyshev's LP), for comparison."""
+    norms = np.linalg.norm(P.Gu, axis=1)
+    c = np.zeros(P.p + 1)
+    c[-1] = -1.0
+    res = linprog(c, A_ub=np.hstack([P.Gu, norms[:, None]]), b_ub=P.hu,
+                  bounds=[(None, None)] * P.p + [(0, None)], method="highs")
+    if res.status != 0:
+        return nan_result(P.d, Status.SOLVER_ERROR, "inscribed", t0)
+    return CenterResult(P._to_x(P.x0 + P.W @ res.x[:-1]), float(res.x[-1]) * P._s, Status.OPTIMAL, "inscribed",
+                        time.perf_counter() - t0,
+                        extras={"note": "center of the largest INSCRIBED ball; radius is the inscribed radius, "
+                                        "not a bound on the estimation error"})
+
+
+def quadratic_rcc1(S, t0, solver):
+    """RCC1 on the quadratic set ``S``, in the set's starting frame, then once more in the
+    frame of the answer when the first answer was far off it."""
+    c, s = S._c0, S._s0
+    res = None
+    for _ in range(2):
+        Qn, gn, tn = _quadratics_in_frame(S.Qs, S.gs, S.ts, c, s)
+        res = _ebt_result(Qn, gn, tn, solver, t0, lambda y, c=c, s=s: c + s * y, s, S.d, {})
+        if not res.status.ok or res.radius <= 0:
+            break
+        u = (res.center - c) / s
+        if np.abs(u).max() <= 1.0 and 0.1 <= res.radius / s <= 10.0:
+            break
+        c, s = res.center, res.radius
+    return res
+
+
+
+#: a method of the polytopes only, for comparison: not a minimax estimate
+INSCRIBED = MethodSpec("inscribed", None, lies_in="S_F", certifies="nothing: the radius of the largest inscribed ball",
+                       sets={"polytope": SetRoute(polytope_inscribed)})
+
+def _ebt_result(Qs, gs, ts, solver, t0, to_x, scale, n, extras):
+    """Solve the EBT dual on normalised data and map back: ``x = to_x(u)``, radius times ``scale``.
+
+    ``eta`` in the extras is in the caller's units (times ``scale**2``); ``alpha`` belongs to
+    the normalised constraints.
+    """
+    alpha, status = EbtDual(_AUTO_SOLVER if solver == "auto" else solver, Qs=Qs).solve(gs, ts)
+    st = status_of(status, dual=True)
+    if alpha is None or st > Status.INACCURATE:
+        return nan_result(n, st if st is Status.INFEASIBLE else Status.SOLVER_ERROR, "rcc1", t0,
+                          solver_status=status)
+    u = np.empty(Qs.shape[1])
+    eta, _ = certify_quadratics(np.ascontiguousarray(Qs), np.ascontiguousarray(gs), np.ascontiguousarray(ts),
+                                alpha, u)
+    if not np.isfinite(eta):
+        return nan_result(n, Status.SOLVER_ERROR, "rcc1", t0, solver_status=status)
+    eta = max(eta, 0.0)
+    return CenterResult(to_x(u), float(np.sqrt(eta)) * scale, st, "rcc1", time.perf_counter() - t0,
+                        extras=dict(extras, alpha=alpha, eta=eta * scale**2))
+
+
+def _quadratics_in_frame(Qs, gs, ts, c, s):
+    """The constraints in the frame ``x = c + s y``, each divided by a positive constant.
+
+    ``f(c + s y) = s^2 y^T Q y + 2 s (Q c + g)^T y + f(c)``; dividing by ``s^2 ||Q||`` (or by
+    ``s ||g||`` for a linear constraint) leaves the set unchanged and makes the data O(1).
+    """
+    Qn, gn, tn = np.empty_like(Qs), np.empty_like(gs), np.empty_like(ts)
+    for i in range(Qs.shape[0]):
+        g = Qs[i] @ c + gs[i]
+        f = c @ Qs[i] @ c + 2 * gs[i] @ c + ts[i]
+        q = np.abs(Qs[i]).max()
+        k = s * s * q if q > 0 else 2 * s * max(np.abs(g).max(), 1e-300)
+        Qn[i], gn[i], tn[i] = Qs[i] * (s * s / k), g * (s / k), f / k
+    return Qn, gn, tn
