@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core.jit import jit
-from .vertices import _basis_steps
+from .vertices import _basis_steps, _place_basic, _record, _walk_basis
 
 __all__ = ["basis_tables", "half_sums", "half_table_bytes"]
 
@@ -81,39 +81,6 @@ def _basic_start(t, beta, shift, binv, combs, lo, hi, tol, reach_lo, reach_hi, x
 
 
 @jit
-def _place_basic(V, count, i, v, lo, hi, tol, pow3):
-    """Write the basic coordinate ``i`` of candidate ``count`` (the value ``v`` clipped into
-    its bounds); returns its part of the pattern code (0 at lo, 1 at hi, 2 inside: within
-    ``tol`` of a bound counts as at it), whether ``v`` was in the box, and whether it was
-    snapped to a bound."""
-    V[count, i] = min(max(v, lo[i]), hi[i])
-    inside = lo[i] <= v <= hi[i]
-    if v - lo[i] <= tol[i]:
-        return np.int64(0), inside, True
-    if hi[i] - v <= tol[i]:
-        return pow3[i], inside, True
-    return 2 * pow3[i], inside, False
-
-
-@jit
-def _record(V, count, t, combs, vals, code, lo, hi, tol, pow3, sig, snap, inbox, route):
-    """Finish candidate ``count`` of basis ``t``, whose nonbasic coordinates are written and
-    give the pattern code ``code``: its basic coordinates ``vals`` placed by
-    :func:`_place_basic`, then its pattern ``sig``, ``snap``, ``inbox`` and ``route``."""
-    inside = True
-    snapped = False
-    for a in range(combs.shape[1]):
-        part, inside_a, snapped_a = _place_basic(V, count, combs[t, a], vals[a], lo, hi, tol, pow3)
-        code += part
-        inside = inside and inside_a
-        snapped = snapped or snapped_a
-    sig[count] = code
-    snap[count] = snapped
-    inbox[count] = inside
-    route[count] = t
-
-
-@jit
 def _candidates(beta, lo, hi, tol, combs, ok, binv, nonbasic, G, shift, neg, pos,
                 V, sig, inbox, snap, route, x0, cur, choice, pow3, reach_lo, reach_hi):
     """Every basic solution of the row ``beta`` into ``V`` (basic coordinates clipped into
@@ -121,52 +88,17 @@ def _candidates(beta, lo, hi, tol, combs, ok, binv, nonbasic, G, shift, neg, pos
     2 strictly inside by more than ``tol``), ``inbox`` (no clipping was needed), ``snap``
     (a basic coordinate is within ``tol`` of a bound: the vertex may be reached from
     other bases too, and only such candidates can repeat) and its basis ``route``. Returns the count, -1 past the capacity of ``V``."""
-    nb, r = combs.shape
-    d = lo.size
-    p = d - r
-    cap = V.shape[0]
-    count = 0
+    nb = combs.shape[0]
+    count = np.int64(0)
     for t in range(nb):
         if not ok[t]:
             continue
         if not _basic_start(t, beta, shift, binv, combs, lo, hi, tol, reach_lo, reach_hi, x0):
             continue
-        for a in range(r):
-            cur[0, a] = x0[a]
-        for L in range(p + 1):
-            choice[L] = -1
-        L = 0
-        while L >= 0:
-            if L == p:
-                if count >= cap:
-                    return -1
-                code = np.int64(0)
-                for jj in range(p):
-                    i = nonbasic[t, jj]
-                    if choice[jj] == 1:
-                        V[count, i] = hi[i]
-                        code += pow3[i]
-                    else:
-                        V[count, i] = lo[i]
-                _record(V, count, t, combs, cur[p], code, lo, hi, tol, pow3, sig, snap, inbox, route)
-                count += 1
-                L -= 1
-                continue
-            choice[L] += 1
-            if choice[L] > 1:
-                choice[L] = -1
-                L -= 1
-                continue
-            width = hi[nonbasic[t, L]] - lo[nonbasic[t, L]]
-            go = True
-            for a in range(r):
-                v = cur[L, a] - choice[L] * width * G[t, a, L]
-                cur[L + 1, a] = v
-                i = combs[t, a]
-                if v + pos[t, L + 1, a] < lo[i] - tol[i] or v + neg[t, L + 1, a] > hi[i] + tol[i]:
-                    go = False
-            if go:
-                L += 1
+        count = _walk_basis(t, x0, combs, nonbasic[t], G[t], neg[t], pos[t], lo, hi, tol, V, count, cur, choice,
+                            True, pow3, sig, snap, inbox, route)
+        if count < 0:
+            return -1
     return count
 
 
