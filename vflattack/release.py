@@ -437,7 +437,7 @@ def recover_privee(U) -> tuple:
     rounding of u itself through ``|M^-1|``, is the error, ``delta``. On saturated or
     near-uniform batches U_sorted is ill-conditioned, the refits disagree and delta grows:
     the audit then says less, rather than something false. It is a measured estimate, not a
-    proof (a worst-case bound through sigma_min(U_sorted) was 10^3 to 10^6 times the real
+    proof (a worst-case bound through sigma_min(U_sorted) is 10^3 to 10^6 times the real
     error on float32 releases; the margin 30 is measured, see ``_PRIVEE_MARGIN``); the
     tests hold every record inside it, on float32 and float64 releases, k = 2 to 10,
     saturated, near-uniform or with duplicated rows.

@@ -205,7 +205,7 @@ def vertices_of(core, grp, kk, capacity, max_candidates=None):
     * the basis-by-basis enumeration of the lifted slice (as for box slices,
       :func:`chebcenter.methods.exact.slice_vertices`), or None at once when it would visit
       more than ``max_candidates`` pairs (a release over k = 9 classes lifts d = 8 to K = 44,
-      4.5e10 candidates, which ran for hours instead of reporting TOO_LARGE)."""
+      4.5e10 candidates: hours of work, where TOO_LARGE is the useful answer)."""
     V, beta, lo, hi = grp.V, grp.Beta[kk], grp.Lo[kk], grp.Hi[kk]
     if grp.AE.shape[0] == 0 and grp.AI.shape[0] == 1 and core.d <= SLAB_MAX_D:
         return _slab_vertices(core, grp, kk, capacity), ROUTE_SLAB

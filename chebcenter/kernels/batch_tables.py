@@ -166,6 +166,18 @@ def half_table_bytes(d, r, nb):
 
 
 @jit
+def _pair_candidate(V, count, P1, P2, t, m1, q):
+    """Write candidate ``count`` of basis ``t``: the first half's pattern ``m1`` plus the
+    second half's ``q`` (:func:`half_sums`). False, with nothing written, past the capacity
+    of ``V``."""
+    if count >= V.shape[0]:
+        return False
+    for i in range(V.shape[1]):
+        V[count, i] = P1[t, m1, i] + P2[t, q, i]
+    return True
+
+
+@jit
 def _candidates_halves(beta, lo, hi, tol, combs, ok, binv, shift, S1, S2, key, P1, P2, C1, C2,
                        V, sig, inbox, snap, route, pow3, x0, base, reach_lo, reach_hi, S2_lo, S2_hi):
     """:func:`_candidates` by the half tables of :func:`half_sums`: the same candidates (up
@@ -174,10 +186,8 @@ def _candidates_halves(beta, lo, hi, tol, combs, ok, binv, shift, S1, S2, key, P
     reach its bounds whatever the pattern (``reach_lo``/``reach_hi``: the extreme moves), a
     first-half pattern when no second half can bring it there (``S2_lo``/``S2_hi``)."""
     nb, r = combs.shape
-    d = lo.size
     n1 = S1.shape[1]
     n2 = S2.shape[1]
-    cap = V.shape[0]
     count = 0
     low_t = np.empty(r)
     high_t = np.empty(r)
@@ -218,10 +228,8 @@ def _candidates_halves(beta, lo, hi, tol, combs, ok, binv, shift, S1, S2, key, P
                 if not fits:
                     q += 1
                     continue
-                if count >= cap:
+                if not _pair_candidate(V, count, P1, P2, t, m1, q):
                     return -1
-                for i in range(d):
-                    V[count, i] = P1[t, m1, i] + P2[t, q, i]
                 for a in range(r):
                     vals[a] = base[a] + S2[t, q, a]
                 _record(V, count, t, combs, vals, C1[t, m1] + C2[t, q], lo, hi, tol, pow3, sig, snap, inbox, route)
@@ -236,10 +244,8 @@ def _candidates1(beta, lo, hi, tol, combs, ok, binv, shift, S1, S2, P1, P2, C1, 
     """:func:`_candidates_halves` for one equation (every pair in the run is a vertex): the
     same walk on scalars, 1.3x faster than the general loop."""
     nb = combs.shape[0]
-    d = lo.size
     n1 = S1.shape[1]
     n2 = S2.shape[1]
-    cap = V.shape[0]
     count = 0
     for t in range(nb):
         if not ok[t]:
@@ -265,10 +271,8 @@ def _candidates1(beta, lo, hi, tol, combs, ok, binv, shift, S1, S2, P1, P2, C1, 
                 if v < low_b:   # (rounding of the split sum)
                     q += 1
                     continue
-                if count >= cap:
+                if not _pair_candidate(V, count, P1, P2, t, m1, q):
                     return -1
-                for i in range(d):
-                    V[count, i] = P1[t, m1, i] + P2[t, q, i]
                 code = C1[t, m1] + C2[t, q]
                 part, inside, snapped = _place_basic(V, count, jb, v, lo, hi, tol, pow3)
                 inbox[count] = inside

@@ -157,8 +157,10 @@ def pivot_vertices(Vr, beta, lo, hi, x0, capacity, degen_tol, pivot_tol):
     masks[0, 0] = umask
     masks[0, 1] = -1
     count = 1
-    B = np.empty((r, r))
+    B = np.empty((r, 2 * r))   # the tableau [B | I] of _invert_in_place
     binv = np.empty((r, r))
+    inv_rhs = np.empty(r)
+    inv_order = np.empty(r, dtype=np.int64)
     xn = np.empty(d)
     x = np.empty(d)
     xF = np.empty(r)
@@ -177,7 +179,7 @@ def pivot_vertices(Vr, beta, lo, hi, x0, capacity, degen_tol, pivot_tol):
     st[1] = count
     while True:
         code = _walk(Vr, beta, lo, hi, width, capacity, degen_tol, pivot_tol, st, V, bases, masks, table,
-                     btable, bslot, Fs, Hs, Gs, gens, B, binv, xn, x, xF, F)
+                     btable, bslot, Fs, Hs, Gs, gens, B, binv, inv_rhs, inv_order, xn, x, xF, F)
         if code != _NEED_ROOM:
             return V, st[1], code
         # room for one more expansion (at most d new vertices and d + 1 new bases). Growing
@@ -198,7 +200,7 @@ def pivot_vertices(Vr, beta, lo, hi, x0, capacity, degen_tol, pivot_tol):
 
 @jit
 def _walk(Vr, beta, lo, hi, width, capacity, degen_tol, pivot_tol, st, V, bases, masks, table,
-          btable, bslot, Fs, Hs, Gs, gens, B, binv, xn, x, xF, F):
+          btable, bslot, Fs, Hs, Gs, gens, B, binv, inv_rhs, inv_order, xn, x, xF, F):
     """The breadth-first loop of :func:`pivot_vertices`, from ``head = st[0]`` while the
     arrays have room for one more expansion. Returns a PIVOT code, or _NEED_ROOM (the
     caller grows the arrays and calls again); the state ``(head, count, n_bases)`` is
@@ -226,7 +228,7 @@ def _walk(Vr, beta, lo, hi, width, capacity, degen_tol, pivot_tol, st, V, bases,
                 F[a] = bases[head, a]
                 for b in range(r):
                     B[b, a] = Vr[b, F[a]]
-            if not _invert_in_place(B, binv, pivot_tol):
+            if not _invert_in_place(B, binv, pivot_tol, inv_rhs, inv_order):
                 code = PIVOT_UNSURE
                 break
             bi = n_bases

@@ -24,6 +24,7 @@ import numpy as np
 
 from .._core.jit import jit
 from .linalg import argsort_stable
+from .simplex import _pivot
 
 __all__ = ["candidate_count", "distinct_rows", "enumerate_vertices"]
 
@@ -36,45 +37,43 @@ def candidate_count(d: int, r: int) -> int:
 def _lu_inverse(M, out, pivot_tol):
     """``out = M^{-1}`` by Gauss-Jordan with partial pivoting; False if a pivot
     is below ``pivot_tol`` (the basis is singular to working precision)."""
-    return _invert_in_place(M.copy(), out, pivot_tol)
+    r = M.shape[0]
+    T = np.empty((r, 2 * r))
+    for i in range(r):
+        for j in range(r):
+            T[i, j] = M[i, j]
+    return _invert_in_place(T, out, pivot_tol, np.zeros(r), np.empty(r, dtype=np.int64))
 
 
 @jit
-def _invert_in_place(a, out, pivot_tol):
-    """:func:`_lu_inverse` overwriting ``a`` (no allocation: the edge walk inverts one
-    small basis per distinct basis it meets)."""
-    r = a.shape[0]
+def _invert_in_place(T, out, pivot_tol, rhs, order):
+    """:func:`_lu_inverse` of the matrix in the left half of the tableau ``T`` (r x 2r),
+    by the simplex's pivot (:func:`chebcenter.kernels.simplex._pivot`) on ``[M | I]``: the
+    tableau is overwritten, ``rhs`` and ``order`` (r) are work arrays. No allocation: the
+    edge walk inverts one small basis per distinct basis it meets."""
+    r = T.shape[0]
     for i in range(r):
+        rhs[i] = 0.0
         for j in range(r):
-            out[i, j] = 1.0 if i == j else 0.0
+            T[i, r + j] = 1.0 if i == j else 0.0
     for col in range(r):
         piv = col
-        best = abs(a[col, col])
+        best = abs(T[col, col])
         for i in range(col + 1, r):
-            if abs(a[i, col]) > best:
-                best = abs(a[i, col])
+            if abs(T[i, col]) > best:
+                best = abs(T[i, col])
                 piv = i
         if best <= pivot_tol:
             return False
         if piv != col:
-            for j in range(r):
-                t = a[col, j]
-                a[col, j] = a[piv, j]
-                a[piv, j] = t
-                t = out[col, j]
-                out[col, j] = out[piv, j]
-                out[piv, j] = t
-        inv = 1.0 / a[col, col]
+            for j in range(2 * r):
+                t = T[col, j]
+                T[col, j] = T[piv, j]
+                T[piv, j] = t
+        _pivot(T, rhs, order, col, col)
+    for i in range(r):
         for j in range(r):
-            a[col, j] *= inv
-            out[col, j] *= inv
-        for i in range(r):
-            if i != col:
-                f = a[i, col]
-                if f != 0.0:
-                    for j in range(r):
-                        a[i, j] -= f * a[col, j]
-                        out[i, j] -= f * out[col, j]
+            out[i, j] = T[i, r + j]
     return True
 
 

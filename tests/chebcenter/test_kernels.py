@@ -142,3 +142,28 @@ def test_row_threads_hold_blas_to_one_thread_and_restore_it_with_overlapping_bat
         hold.set()
         numba.set_num_threads(old)
     assert blas_threads() == before
+
+
+@pytest.mark.parametrize("r", [1, 3, 8])
+def test_gauss_jordan_inverse_matches_numpy_and_flags_singular_bases(r):
+    """The bases' inverse (Gauss-Jordan with partial pivoting by the simplex's pivot): on a
+    well-scaled matrix whose diagonal is zero (every column needs a row swap), the error is
+    within the textbook bound ``r^3 kappa eps ||M^-1||`` (kappa the matrix's condition, the
+    growth factor taken at its worst, r); a rank-deficient matrix returns False."""
+    from chebcenter.kernels.vertices import _lu_inverse
+
+    rng = np.random.default_rng(r)
+    Q, _ = np.linalg.qr(rng.standard_normal((r, r)))
+    M = Q @ np.diag(rng.uniform(1.0, 2.0, r))
+    M = M[np.roll(np.arange(r), 1)] if r > 1 else M
+    M[np.arange(r), np.arange(r)] = 0.0 if r > 1 else M[0, 0]
+    kappa = np.linalg.cond(M)
+    out = np.empty((r, r))
+    assert _lu_inverse(M, out, 1e-14)
+    ref = np.linalg.inv(M)
+    bound = r ** 3 * kappa * np.finfo(float).eps * np.linalg.norm(ref, 2)
+    assert np.max(np.abs(out - ref)) <= bound
+    if r > 1:
+        S = M.copy()
+        S[-1] = S[0]   # two equal rows
+        assert not _lu_inverse(S, out, 1e-14)

@@ -150,7 +150,7 @@ def _aligned_rows(files, ids, want, part):
     + part.rows`` of the passive log, its files in order), if they hold every id of ``ids``;
     else None. Logs written side by side, one line per prediction, are aligned so, and then
     a partition reads one row group of the passive log instead of every group whose id
-    range overlaps (with ids in random order, all of them: at 10^7 rows that was 400
+    range overlaps (with ids in random order, all of them: at 10^7 rows, 400
     partitions times 100 groups)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
