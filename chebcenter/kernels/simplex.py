@@ -102,7 +102,7 @@ def _simplex(T, rhs, basis, where, x, lo, hi, c, max_pivots):
     at an optimum, False when the pivot budget runs out or a pivot vanishes."""
     r, n = T.shape
     for _ in range(max_pivots):
-        enter = np.int64(-1)  # typed int64, not Literal[-1]: see _jit.py
+        enter = np.int64(-1)  # typed int64, not Literal[-1]: see chebcenter._core.jit
         direction = 0.0
         for j in range(n):
             if where[j] == 0 or lo[j] == hi[j]:
@@ -219,8 +219,86 @@ def _phase1(V, beta, lo, hi):
 
 
 @jit
+def _refactor(V, beta, T, rhs, basis, where, x, M):
+    """Recompute the tableau of the current basis from the data: ``[T | rhs] = B^{-1} [V I | beta]``
+    (Gauss-Jordan with partial pivoting in ``M``, r x (d + r + 1)), then the basic values.
+
+    The pivots update T in place, so a basis passed on the way (phase 1 crosses bases of
+    condition 1e10 on rows 2^-30 from parallel) leaves its error eps cond in T for good: 6e-6
+    on a final basis of condition 3. The artificial columns are ``+e_k`` here (phase 1 signed
+    them): they are fixed at 0 in phase 2, so the sign is immaterial. False (T untouched) on
+    a singular basis."""
+    r, d = V.shape
+    n = d + r
+    for k in range(r):
+        for j in range(d):
+            M[k, j] = V[k, j]
+        for j in range(r):
+            M[k, d + j] = 1.0 if j == k else 0.0
+        M[k, n] = beta[k]
+    for k in range(r):
+        col = basis[k]
+        p, best = k, abs(M[k, col])
+        for i in range(k + 1, r):
+            if abs(M[i, col]) > best:
+                p, best = i, abs(M[i, col])
+        if best == 0.0:
+            return False
+        if p != k:
+            for j in range(n + 1):
+                M[k, j], M[p, j] = M[p, j], M[k, j]
+        inv = 1.0 / M[k, col]
+        for j in range(n + 1):
+            M[k, j] *= inv
+        for i in range(r):
+            if i != k:
+                f = M[i, col]
+                if f != 0.0:
+                    for j in range(n + 1):
+                        M[i, j] -= f * M[k, j]
+    for k in range(r):
+        for j in range(n):
+            T[k, j] = M[k, j]
+        rhs[k] = M[k, n]
+    _basic_values(T, rhs, basis, where, x)
+    return True
+
+
+@jit_noalloc
+def _forward_error(V, beta, T, basis, x, i):
+    """A bound on ``|x_i - x*_i|`` for x* the exact basic solution of the final basis (0 when
+    x_i is nonbasic: it sits at its bound). B (x*_B - x_B) = rho, the residual
+    ``beta - V x_{1..d} - x_art``, so ``|x*_B - x_B| <= |B^{-1}| |rho|`` with B^{-1} the artificial
+    columns of the freshly factored T, and |rho| at most the computed one plus the rounding
+    of computing it, ``gamma_{d+2} (|beta| + |V| |x| + |x_art|)`` (to first order in eps cond)."""
+    r, d = V.shape
+    row = -1
+    for k in range(r):
+        if basis[k] == i:
+            row = k
+    if row < 0:
+        return 0.0
+    u = 0.5 * np.finfo(np.float64).eps
+    gamma = (d + 2) * u / (1.0 - (d + 2) * u)
+    bound = 0.0
+    for k in range(r):
+        res = beta[k] - x[d + k]
+        mag = abs(beta[k]) + abs(x[d + k])
+        for j in range(d):
+            res -= V[k, j] * x[j]
+            mag += abs(V[k, j] * x[j])
+        bound += abs(T[row, d + k]) * (abs(res) + gamma * mag)
+    return bound
+
+
+@jit
 def _ranges_simplex(V, beta, lo, hi, lower, upper):
-    """Bounded-variable simplex ranges for one row (r >= 2); returns a RANGES_ status."""
+    """Bounded-variable simplex ranges for one row (r >= 2); returns a RANGES_ status.
+
+    Each optimum is confirmed on a tableau factored afresh (:func:`_refactor`; a pivot the
+    fresh reduced costs still ask for runs, and the basis is factored again), and its
+    endpoint is widened by the forward error of the final basic solution
+    (:func:`_forward_error`), so that the interval contains the exact one of the data."""
     r, d = V.shape
     status, T, rhs, basis, where, x, blo, bhi = _phase1(V, beta, lo, hi)
     if status != RANGES_OK:
@@ -228,16 +306,30 @@ def _ranges_simplex(V, beta, lo, hi, lower, upper):
     n = d + r
     budget = 50 * n
     c = np.zeros(n)
+    M = np.empty((r, n + 1))
+    seen = np.full(r, -1, dtype=np.int64)   # the basis last factored afresh
     for i in range(d):
         for sgn in (1.0, -1.0):
             c[i] = sgn
-            if not _simplex(T, rhs, basis, where, x, blo, bhi, c, budget):
+            fresh = False
+            for _ in range(4):
+                if not _simplex(T, rhs, basis, where, x, blo, bhi, c, budget):
+                    return RANGES_FAILED
+                fresh = True
+                for k in range(r):
+                    fresh = fresh and seen[k] == basis[k]
+                    seen[k] = basis[k]
+                if fresh:   # no pivot since the last factoring: T is the data's
+                    break
+                if not _refactor(V, beta, T, rhs, basis, where, x, M):
+                    return RANGES_FAILED
+            if not fresh:
                 return RANGES_FAILED
-            v = min(max(x[i], lo[i]), hi[i])
+            err = _forward_error(V, beta, T, basis, x, i)
             if sgn > 0:
-                upper[i] = v
+                upper[i] = min(max(x[i] + err, lo[i]), hi[i])
             else:
-                lower[i] = v
+                lower[i] = min(max(x[i] - err, lo[i]), hi[i])
         c[i] = 0.0
     return RANGES_OK
 

@@ -220,14 +220,7 @@ def test_every_row_keeps_its_contract(name, method):
                     assert res.extras["radius_lower"][i] <= ref * (1 + 2e-6) + TOL * s_box, where
 
 
-_RANGES_FORWARD_ERROR = pytest.mark.xfail(strict=True, reason=(
-    "known limit: on rows 2^-30 from parallel the ranges' LP basis has condition ~1e9, and its "
-    "computed endpoint falls 1.5e-6 (of a unit box) inside the exact one; the ranges carry no "
-    "forward-error allowance for the basis yet"))
-
-
-@pytest.mark.parametrize("name", [pytest.param(f, marks=_RANGES_FORWARD_ERROR) if f == "near_parallel" else f
-                                  for f in FAMILIES])
+@pytest.mark.parametrize("name", FAMILIES)
 def test_feature_ranges_are_the_exact_ranges(name):
     for (A, lo, hi, L, U, _), verts in zip(family(name), _vertices(name)):
         s_box = max(float(np.max(0.5 * (hi - lo))), 1e-300)
