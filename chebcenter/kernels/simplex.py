@@ -298,7 +298,8 @@ def _ranges_simplex(V, beta, lo, hi, lower, upper):
     Each optimum is confirmed on a tableau factored afresh (:func:`_refactor`; a pivot the
     fresh reduced costs still ask for runs, and the basis is factored again), and its
     endpoint is widened by the forward error of the final basic solution
-    (:func:`_forward_error`), so that the interval contains the exact one of the data."""
+    (:func:`_forward_error`), so that the interval contains the exact one of the data, up to
+    the optimality tolerance on the reduced costs (``_COST_TOL``; no dual bound is added)."""
     r, d = V.shape
     status, T, rhs, basis, where, x, blo, bhi = _phase1(V, beta, lo, hi)
     if status != RANGES_OK:
@@ -326,10 +327,12 @@ def _ranges_simplex(V, beta, lo, hi, lower, upper):
             if not fresh:
                 return RANGES_FAILED
             err = _forward_error(V, beta, T, basis, x, i)
-            if sgn > 0:
-                upper[i] = min(max(x[i] + err, lo[i]), hi[i])
+            if sgn > 0:   # x_i + err rounded outward (nearest could land one ulp inside)
+                v = np.nextafter(x[i] + err, np.inf) if err > 0.0 else x[i]
+                upper[i] = min(max(v, lo[i]), hi[i])
             else:
-                lower[i] = min(max(x[i] - err, lo[i]), hi[i])
+                v = np.nextafter(x[i] - err, -np.inf) if err > 0.0 else x[i]
+                lower[i] = min(max(v, lo[i]), hi[i])
         c[i] = 0.0
     return RANGES_OK
 

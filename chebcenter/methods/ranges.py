@@ -12,7 +12,7 @@ import numpy as np
 from .._core.lifting import group_ranges
 from .._core.parallel import row_blocks
 from ..kernels.linalg import rows_times
-from ..kernels.simplex import RANGES_EMPTY, RANGES_OK, range_rows
+from ..kernels.simplex import RANGES_EMPTY, RANGES_FAILED, RANGES_OK, range_rows
 from ..results import Status
 from .spec import Context, Extra, MethodOutput, MethodSpec, WarmupStep
 
@@ -36,9 +36,10 @@ def _ranges(ctx: Context) -> MethodOutput:
         row_blocks(n, 1, lambda a, b: range_rows(Vr, Beta[a:b], prob.lo, prob.hi, lower[a:b], upper[a:b],
                                                  status[a:b]))
     codes = np.full(n, Status.OPTIMAL, dtype=np.int8)
-    codes[(status != RANGES_OK) & (status != RANGES_EMPTY)] = Status.SOLVER_ERROR
-    # rows the compiled LPs found empty although the row passed the feasibility decision, or
-    # whose intervals came out inverted: the slice is nearly degenerate (near-parallel
+    # rows the compiled LPs found empty although the row passed the feasibility decision,
+    # whose LPs failed (a basis entered at condition ~1e16 near a degenerate vertex, which
+    # the refactored tableau cannot confirm), or whose intervals came out inverted: the
+    # slice is nearly degenerate (near-parallel
     # equations put the computed slice 1e-9 off the true one: in a measured batch, 754 of
     # 8 000 such rows have lower > upper). They get outer intervals at the equations' own
     # tolerances.
@@ -48,7 +49,8 @@ def _ranges(ctx: Context) -> MethodOutput:
     with np.errstate(invalid="ignore"):
         flip = solved & (lower > upper) & (lower - upper <= prob.coord_tol)
         lower[flip] = upper[flip] = 0.5 * (lower[flip] + upper[flip])
-        bad = np.flatnonzero((status == RANGES_EMPTY) | np.any(solved & (lower > upper), axis=1))
+        bad = np.flatnonzero((status == RANGES_EMPTY) | (status == RANGES_FAILED)
+                             | np.any(solved & (lower > upper), axis=1))
     for k in bad:
         lower[k], upper[k] = _outer_ranges(prob, ctx.Q[k])
         codes[k] = Status.INACCURATE
