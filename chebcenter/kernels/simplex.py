@@ -218,48 +218,56 @@ def _phase1(V, beta, lo, hi):
     return RANGES_OK, T, rhs, basis, where, x, blo, bhi
 
 
-@jit
-def _refactor(V, beta, T, rhs, basis, where, x, M):
+@jit_noalloc
+def _factor_basis(T, rhs, cols, pivot_tol):
+    """Gauss-Jordan elimination with partial pivoting on the tableau ``[T | rhs]`` (r rows)
+    that turns column ``cols[k]`` into ``e_k`` for k = 0..r-1, by :func:`_pivot`: with
+    ``T = [B-columns ... | I]`` it leaves ``B^{-1}`` times the tableau. False, the tableau
+    part-way, when a pivot is at most ``pivot_tol`` in magnitude (the columns are singular
+    to working precision). Serves :func:`_refactor` and the bases' inverse of the vertex
+    enumeration (:func:`chebcenter.kernels.vertices._invert_in_place`)."""
+    r, n = T.shape
+    for k in range(r):
+        col = cols[k]
+        piv = k
+        best = abs(T[k, col])
+        for i in range(k + 1, r):
+            if abs(T[i, col]) > best:
+                best = abs(T[i, col])
+                piv = i
+        if best <= pivot_tol:
+            return False
+        if piv != k:
+            for j in range(n):
+                t = T[k, j]
+                T[k, j] = T[piv, j]
+                T[piv, j] = t
+            t = rhs[k]
+            rhs[k] = rhs[piv]
+            rhs[piv] = t
+        _pivot(T, rhs, cols, k, col)
+    return True
+
+
+@jit_noalloc
+def _refactor(V, beta, T, rhs, basis, where, x):
     """Recompute the tableau of the current basis from the data: ``[T | rhs] = B^{-1} [V I | beta]``
-    (Gauss-Jordan with partial pivoting in ``M``, r x (d + r + 1)), then the basic values.
+    (:func:`_factor_basis`), then the basic values.
 
     The pivots update T in place, so a basis passed on the way (phase 1 crosses bases of
     condition 1e10 on rows 2^-30 from parallel) leaves its error eps cond in T for good: 6e-6
     on a final basis of condition 3. The artificial columns are ``+e_k`` here (phase 1 signed
-    them): they are fixed at 0 in phase 2, so the sign is immaterial. False (T untouched) on
-    a singular basis."""
+    them): they are fixed at 0 in phase 2, so the sign is immaterial. False on a basis
+    singular to working precision (a zero pivot; the tableau is then left part-way)."""
     r, d = V.shape
-    n = d + r
     for k in range(r):
         for j in range(d):
-            M[k, j] = V[k, j]
+            T[k, j] = V[k, j]
         for j in range(r):
-            M[k, d + j] = 1.0 if j == k else 0.0
-        M[k, n] = beta[k]
-    for k in range(r):
-        col = basis[k]
-        p, best = k, abs(M[k, col])
-        for i in range(k + 1, r):
-            if abs(M[i, col]) > best:
-                p, best = i, abs(M[i, col])
-        if best == 0.0:
-            return False
-        if p != k:
-            for j in range(n + 1):
-                M[k, j], M[p, j] = M[p, j], M[k, j]
-        inv = 1.0 / M[k, col]
-        for j in range(n + 1):
-            M[k, j] *= inv
-        for i in range(r):
-            if i != k:
-                f = M[i, col]
-                if f != 0.0:
-                    for j in range(n + 1):
-                        M[i, j] -= f * M[k, j]
-    for k in range(r):
-        for j in range(n):
-            T[k, j] = M[k, j]
-        rhs[k] = M[k, n]
+            T[k, d + j] = 1.0 if j == k else 0.0
+        rhs[k] = beta[k]
+    if not _factor_basis(T, rhs, basis, 0.0):
+        return False
     _basic_values(T, rhs, basis, where, x)
     return True
 
@@ -307,13 +315,12 @@ def _ranges_simplex(V, beta, lo, hi, lower, upper):
     n = d + r
     budget = 50 * n
     c = np.zeros(n)
-    M = np.empty((r, n + 1))
     seen = np.full(r, -1, dtype=np.int64)   # the basis last factored afresh
     for i in range(d):
         for sgn in (1.0, -1.0):
             c[i] = sgn
             fresh = False
-            for _ in range(4):
+            for _ in range(4):   # ordinary rows need 1 or 2 rounds; more means it cycles
                 if not _simplex(T, rhs, basis, where, x, blo, bhi, c, budget):
                     return RANGES_FAILED
                 fresh = True
@@ -322,7 +329,7 @@ def _ranges_simplex(V, beta, lo, hi, lower, upper):
                     seen[k] = basis[k]
                 if fresh:   # no pivot since the last factoring: T is the data's
                     break
-                if not _refactor(V, beta, T, rhs, basis, where, x, M):
+                if not _refactor(V, beta, T, rhs, basis, where, x):
                     return RANGES_FAILED
             if not fresh:
                 return RANGES_FAILED

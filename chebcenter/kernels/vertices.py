@@ -24,7 +24,7 @@ import numpy as np
 
 from .._core.jit import jit
 from .linalg import argsort_stable
-from .simplex import _pivot
+from .simplex import _factor_basis
 
 __all__ = ["candidate_count", "distinct_rows", "enumerate_vertices"]
 
@@ -48,29 +48,17 @@ def _lu_inverse(M, out, pivot_tol):
 @jit
 def _invert_in_place(T, out, pivot_tol, rhs, order):
     """:func:`_lu_inverse` of the matrix in the left half of the tableau ``T`` (r x 2r),
-    by the simplex's pivot (:func:`chebcenter.kernels.simplex._pivot`) on ``[M | I]``: the
-    tableau is overwritten, ``rhs`` and ``order`` (r) are work arrays. No allocation: the
-    edge walk inverts one small basis per distinct basis it meets."""
+    by the simplex's elimination (:func:`chebcenter.kernels.simplex._factor_basis`) on
+    ``[M | I]``: the tableau is overwritten, ``rhs`` and ``order`` (r) are work arrays. No
+    allocation: the edge walk inverts one small basis per distinct basis it meets."""
     r = T.shape[0]
     for i in range(r):
         rhs[i] = 0.0
+        order[i] = i
         for j in range(r):
             T[i, r + j] = 1.0 if i == j else 0.0
-    for col in range(r):
-        piv = col
-        best = abs(T[col, col])
-        for i in range(col + 1, r):
-            if abs(T[i, col]) > best:
-                best = abs(T[i, col])
-                piv = i
-        if best <= pivot_tol:
-            return False
-        if piv != col:
-            for j in range(2 * r):
-                t = T[col, j]
-                T[col, j] = T[piv, j]
-                T[piv, j] = t
-        _pivot(T, rhs, order, col, col)
+    if not _factor_basis(T, rhs, order, pivot_tol):
+        return False
     for i in range(r):
         for j in range(r):
             out[i, j] = T[i, r + j]
