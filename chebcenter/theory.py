@@ -17,6 +17,10 @@ quantities, so users can check the theory on their own data. Notation:
 * Theorem 2b: every x in S_F has ``||x - half*||^2 <= R^2 = sum_i ((hi_i-lo_i)/2)^2
   - ||half* - m||^2``; hence ``r(S_F)^2 <= eta_RCC1 <= R^2`` and any estimate in
   S_F errs by at most 2R.
+* The center of a linear image (docs/theory.md, "The center of a linear image"):
+  ``r*(L S) <= ||L||_2 r*(S)`` (:func:`image_radius_bound`), and for a partition of the
+  coordinates into blocks p, ``r*_p <= r*(S) <= sqrt(sum_p r*_p^2)``
+  (:func:`block_radius_bound`).
 """
 
 from __future__ import annotations
@@ -31,9 +35,11 @@ from ._errors import InvalidInputError
 
 __all__ = [
     "TheoryReport",
+    "block_radius_bound",
     "check",
     "eigenvalue_bounds",
     "half_star_gain",
+    "image_radius_bound",
     "ls_minus_half_star",
     "mse",
     "worst_case_radius",
@@ -225,3 +231,43 @@ def check(A: Any, X: Any, lo: Any = 0.0, hi: Any = 1.0) -> TheoryReport:
         half_star_gain=_half_star_gain(prob, X), ls_minus_half_star=_ls_minus_half_star(prob, X),
         half_star_bounds=_eigenvalue_bounds(prob, X, "half_star"),
         ls_bounds=_eigenvalue_bounds(prob, X, "ls"), max_error_over_R=ratio)
+
+
+def image_radius_bound(L: Any, radius: Any) -> np.ndarray | float:
+    """``||L||_2 r``: a bound on the Chebyshev radius of the image ``L S`` from a radius r of S.
+
+    If every x in S lies within r of c, every ``L x`` lies within ``||L||_2 r`` of ``L c``, so
+    ``r*(L S) <= ||L||_2 r*(S)`` (docs/theory.md, "The center of a linear image"). ``radius``
+    may be a float or an array (one per set).
+
+    Examples
+    --------
+    >>> round(image_radius_bound([[3.0, 4.0]], 0.5), 12)   # ||L||_2 = 5
+    2.5
+    """
+    L = as_matrix("L", L)
+    r = np.asarray(radius, dtype=float)
+    if np.any(r < 0) or not np.all(np.isfinite(r)):
+        raise InvalidInputError(f"radius must be finite and >= 0; got {radius!r}")
+    out = float(np.linalg.norm(L, 2)) * r
+    return float(out) if out.ndim == 0 else out
+
+
+def block_radius_bound(radii: Any) -> np.ndarray | float:
+    """``sqrt(sum_p r_p^2)``: a bound on ``r*(S)`` from the radii of S's projections onto the
+    blocks of a partition of the coordinates (the parties of a vertical split).
+
+    The center ``(c*_1, ..., c*_P)`` assembled from the blocks' own centers is within
+    ``sqrt(sum_p r*_p^2)`` of every point of S, since each block of ``x - c`` is within r*_p
+    of zero. The last axis of ``radii`` holds the blocks.
+
+    Examples
+    --------
+    >>> round(block_radius_bound([0.3, 0.4]), 12)
+    0.5
+    """
+    r = np.asarray(radii, dtype=float)
+    if r.ndim == 0 or r.shape[-1] == 0 or np.any(r < 0) or not np.all(np.isfinite(r)):
+        raise InvalidInputError(f"radii must be a nonempty array of finite numbers >= 0; got {radii!r}")
+    out = np.sqrt(np.sum(r * r, axis=-1))
+    return float(out) if out.ndim == 0 else out

@@ -46,6 +46,7 @@ from ..kernels.linalg import rows_times
 from ..methods import REGISTRY
 from ..methods.dispatch import scatter_declared, solve
 from ..methods.exact import slice_vertices
+from ..methods.image import IMAGE_EXACT_OPTIONS, as_image_map, image_spec, relaxation_radius
 from ..methods.ranges import RANGES
 from ..results import BatchResult, CenterResult, FeatureRanges, Status
 
@@ -234,7 +235,8 @@ class BoxSlice:
 
     # -- public API -----------------------------------------------------------------
     def center(self, b: Any = None, method: str = "auto", *, on_inconsistent: str = "status",
-               noise: Any = None, lower: Any = None, upper: Any = None, **options: Any) -> CenterResult:
+               noise: Any = None, lower: Any = None, upper: Any = None, of: Any = None,
+               **options: Any) -> CenterResult:
         """Chebyshev center estimate of S_F for one right-hand side.
 
         Parameters
@@ -260,6 +262,12 @@ class BoxSlice:
         lower, upper : array_like, shape (m,), optional
             The set ``{x in box : lower <= A x <= upper}`` (then ``b`` is None); entries may
             be infinite, which makes a row one-sided; a missing one is unbounded.
+        of : sequence of int or array_like, shape (q, d), optional
+            Estimate ``L x`` instead of x: the center of the image ``L S`` (docs/chebcenter.md,
+            "The center of a linear image"). Distinct coordinate indices (L: those rows of the
+            identity) or a finite (q, d) matrix. The center then has shape (q,) and the radius
+            bounds ``max_{x in S} ||L x - center||``: exact (and auto where it takes exact)
+            certify the image's own radius, the other methods ``L c`` with a certified bound.
         **options
             Method options (e.g. ``solver=`` for rcc1/rcc2, ``max_vertices=``
             for exact).
@@ -279,11 +287,15 @@ class BoxSlice:
         """
         if noise is None and lower is None and upper is None:
             b = as_rhs("b", b, self.m)
+            if of is not None:
+                return self.centers(b[None, :], method, on_inconsistent=on_inconsistent, of=of, **options)[0]
             return self.centers(b[None, :], method, on_inconsistent=on_inconsistent, **options)[0]
         one = [None if v is None else np.asarray(v, dtype=float)[None, ...] if np.ndim(v) == 1 else v
                for v in (b, lower, upper)]
         if b is not None:
             one[0] = as_rhs("b", b, self.m)[None, :]
+        if of is not None:
+            options = {**options, "of": of}
         res = self.centers(one[0], method, on_inconsistent=on_inconsistent, noise=noise, lower=one[1],
                            upper=one[2], **options)
         if res.centers.shape[0] != 1:
@@ -291,7 +303,8 @@ class BoxSlice:
         return res[0]
 
     def centers(self, B: Any = None, method: str = "auto", *, on_inconsistent: str = "status",
-                noise: Any = None, lower: Any = None, upper: Any = None, **options: Any) -> BatchResult:
+                noise: Any = None, lower: Any = None, upper: Any = None, of: Any = None,
+                **options: Any) -> BatchResult:
         """Centers for a batch ``B`` of shape (N, m), one right-hand side per row.
 
         The factorisation is shared; closed forms run as compiled batch kernels.
@@ -300,7 +313,10 @@ class BoxSlice:
         (N = 0) returns empty arrays. See :meth:`center` for the arguments: ``noise`` may
         also be (N, m), and ``lower``/``upper`` are (N, m), one set per row. A row whose
         intervals are all points (``lower == upper``, ``noise == 0``) is the equality case
-        and gets its answer, from the same code.
+        and gets its answer, from the same code. With ``of=`` (q coordinates or a (q, d)
+        matrix L) the rows answer for the image ``L S``: centers (N, q), radii bounding
+        ``||L x - c||`` over each set, and NaN residuals and box violations (they measure an
+        x-space center; docs/chebcenter.md, "The center of a linear image").
 
         Examples
         --------
@@ -328,6 +344,8 @@ class BoxSlice:
                 raise InvalidInputError("B is required: the right-hand sides (or lower=/upper=, or noise= with B)")
             B = as_batch_rhs("B", B, self.m, allow_nonfinite=True)
             bounds = (B, B)    # slices: every interval a point (one array, no interval to look at)
+        if of is not None:
+            return self._run_image(*bounds, spec, opts, on_inconsistent, options, as_image_map(of, self.d))
         return self._run(*bounds, spec, opts, on_inconsistent, given=options)
 
     def feature_ranges(self, B: Any = None, *, on_inconsistent: str = "status", noise: Any = None,
@@ -439,6 +457,118 @@ class BoxSlice:
             res = np.linalg.norm(b - np.clip(b, L, U), axis=1)
         codes = np.where(inside, Status.OPTIMAL, Status.INFEASIBLE).astype(np.int8)
         return np.where(inside[:, None], self.lo, np.nan), np.where(inside, 0.0, np.nan), codes, {"rhs_residual": res}
+
+    # -- the center of a linear image (of=): chebcenter.methods.image --------------------
+    def _run_image(self, L, U, spec, opts, on_inconsistent, given, M):
+        """:meth:`_run` for the image ``M S`` (M: the checked ``of``, (q, d)). exact and auto:
+        the minimum enclosing ball of the vertices' images (:meth:`_image_exact`; auto's rows
+        past its limits get rcc1's center and bound); the other methods (and a box with every
+        coordinate fixed): their own center c, mapped to ``M c`` with a certified radius
+        (:func:`chebcenter.methods.image.relaxation_radius`). Residuals and box violations are
+        NaN: they measure an x-space center."""
+        t0 = time.perf_counter()
+        N = L.shape[0]
+        if spec.name in ("exact", "auto") and self._core is not None:
+            bad = [f"{k}={given[k]!r}" for k, ok in IMAGE_EXACT_OPTIONS.items() if k in given and given[k] not in ok]
+            if bad:
+                honoured = "; ".join(f"{k} in {list(v)}" for k, v in IMAGE_EXACT_OPTIONS.items())
+                raise InvalidInputError(f"of: method {spec.name!r} with of= enumerates the vertices; {', '.join(bad)} "
+                                        f"is not available there ({honoured})")
+            centers, radii, codes, extras = self._image_exact(L, U, spec, opts, on_inconsistent, given, M)
+            if spec.name == "auto":
+                chosen = np.where(codes <= Status.INACCURATE, "exact", None).astype(object)
+                far = np.flatnonzero(codes == Status.TOO_LARGE)
+                if far.size:
+                    rc = REGISTRY["rcc1"]
+                    Lr = np.ascontiguousarray(L[far])
+                    Ur = Lr if U is L else np.ascontiguousarray(U[far])
+                    sub = self._run(Lr, Ur, rc, {k: opts[k] for k in rc.options}, on_inconsistent)
+                    C, R, _, _ = relaxation_radius(M, sub.centers, sub.radii, *self._hull(Lr, Ur, on_inconsistent))
+                    centers[far], radii[far], codes[far] = C, R, sub.status_codes
+                    chosen[far] = np.where(sub.status_codes <= Status.INACCURATE, "rcc1", None)
+                    extras["x_center"] = np.full((N, self.d), np.nan)
+                    extras["x_center"][far] = sub.centers
+                    extras["x_radius"] = np.full(N, np.nan)
+                    extras["x_radius"][far] = sub.radii
+                    extras["radius_lower"][far] = np.nan
+                    extras["n_vertices"][far] = -1
+                    if "check" in sub.extras:
+                        extras.setdefault("check", np.full(N, None, dtype=object))[far] = sub.extras["check"]
+                extras["method"] = chosen
+            bad = codes > Status.INACCURATE
+            centers[bad], radii[bad] = np.nan, np.nan
+        else:
+            res = self._run(L, U, spec, opts, on_inconsistent, given=given)
+            centers, radii, by_norm, by_hull = relaxation_radius(M, res.centers, res.radii,
+                                                                 *self._hull(L, U, on_inconsistent))
+            codes = res.status_codes.copy()
+            extras = dict(res.extras)
+            extras.update(x_center=res.centers, x_radius=res.radii, radius_by_norm=by_norm, radius_by_hull=by_hull)
+        nan = np.full(N, np.nan)
+        return BatchResult(centers, radii, codes, spec.name, time.perf_counter() - t0, nan, nan.copy(), extras)
+
+    def _hull(self, L, U, on_inconsistent):
+        """Per row, an interval box containing the set: its feature ranges (outer intervals,
+        certified: docs/theory.md §6.6), the box itself where a row has none. ``(lo, hi)``, (N, d)."""
+        N = L.shape[0]
+        lo, hi = np.broadcast_to(self.lo, (N, self.d)).copy(), np.broadcast_to(self.hi, (N, self.d)).copy()
+        if self._core is None or N == 0:
+            return lo, hi
+        res = self._run(L, U, RANGES, {}, on_inconsistent)
+        lower, upper = res.extras.get("lower"), res.extras.get("upper")
+        if lower is None:
+            return lo, hi
+        ok = (res.status_codes <= Status.INACCURATE)[:, None] & np.isfinite(lower) & np.isfinite(upper)
+        return np.where(ok, np.maximum(lower, lo), lo), np.where(ok, np.minimum(upper, hi), hi)
+
+    def _image_exact(self, L, U, spec, opts, on_inconsistent, given, M):
+        """The exact center of ``M S`` for every row (the dispatcher's one path with the
+        image's table entry, :func:`chebcenter.methods.image.image_spec`), in the user's
+        coordinates: ``(centers, radii, codes, extras)``."""
+        N, q = L.shape[0], M.shape[0]
+        slices = U is L
+        if slices:
+            valid = np.all(np.isfinite(L), axis=1)
+            empty = np.zeros(N, dtype=bool)
+        else:
+            Lc, Uc, tau, invalid, points, empty, sets = self._split_bounds(L, U)
+            refused = spec.refused_on_intervals(given or {}) if sets.any() else None
+            if refused:
+                raise InvalidInputError(refused)
+            valid = ~(invalid | empty)
+        centers, radii = np.full((N, q), np.nan), np.full(N, np.nan)
+        codes = np.full(N, Status.INVALID_INPUT, dtype=np.int8)
+        codes[empty] = Status.INFEASIBLE
+        lower, n_vertices = np.full(N, np.nan), np.full(N, -1, dtype=np.int64)
+        residual = np.full(N, np.nan)
+        check = np.full(N, None, dtype=object)
+        good = np.flatnonzero(valid)
+        if good.size:
+            s = self.scale
+            img = image_spec(spec, np.ascontiguousarray(M[:, self._free]), opts["max_vertices"], opts["max_candidates"])
+            Lg, Ug = L[good], U[good]
+            if slices:
+                Bc = np.ascontiguousarray((Lg - self._offset) / s)
+                _, R, cz, ex = solve(self._core, Bc, Bc, None, (np.abs(Lg) + self._abs_offset) / s, img, opts,
+                                     on_inconsistent)
+            else:
+                _, R, cz, ex = solve(self._core, np.ascontiguousarray(Lc[good]), np.ascontiguousarray(Uc[good]),
+                                     tau[good], self._user_magnitude(Lg, Ug), img, opts, on_inconsistent)
+            Cn = ex["image_center"]
+            base = M @ self._shift
+            # the rounding of the map back, s Cn + M shift, is added to the radius
+            rounding = (self.d + 2) * np.finfo(float).eps * np.linalg.norm(
+                np.abs(M) @ np.abs(self._shift) + s * np.abs(Cn), axis=1)
+            centers[good], radii[good], codes[good] = s * Cn + base, R * s + rounding, cz
+            lower[good] = ex["radius_lower"] * s
+            n_vertices[good] = ex["n_vertices"]
+            residual[good] = ex["rhs_residual"] * s
+            if "check" in ex:
+                check[good] = ex["check"]
+        extras = {"rhs_residual": residual, "radius_lower": lower, "n_vertices": n_vertices}
+        if any(v is not None for v in check):
+            extras["check"] = check
+        return centers, radii, codes, extras
 
     def vertices(self, b: Any = None, max_vertices: int = 1_000_000, *, noise: Any = None, lower: Any = None,
                  upper: Any = None):
