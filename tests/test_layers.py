@@ -33,8 +33,9 @@ CHEBCENTER_LAYERS = (
 VFLATTACK_LAYERS = (
     ("vflattack._errors",),
     ("vflattack._validate",),
+    ("vflattack.links",),
     ("vflattack.datasets", "vflattack.model", "vflattack.estimator"),
-    ("vflattack.system", "vflattack.release"),
+    ("vflattack.system", "vflattack.release", "vflattack.outputs"),
     ("vflattack.attacks",),
     ("vflattack.audit",),
     ("vflattack.report",),

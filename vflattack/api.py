@@ -52,6 +52,14 @@ class AuditConfig:
         Where :func:`audit` writes the report directory (atomically), if anywhere.
     progress : bool
         A progress bar.
+    link, precision, yhat_scale : optional
+        What the deployment publishes of the logits and how (:class:`vflattack.VFLModel`):
+        ``softmax`` (default), ``ovr``, ``identity`` or a SecretFlow-Serving link.
+    parties : int or sequence of sequences of int, optional
+        The passive parties: a number of equal blocks of the passive columns, or blocks of
+        indices into them; each party is reported on its own.
+    colluding : sequence of str, optional
+        The parties whose features the active party also knows (``P1``, ...).
     """
 
     dataset: str = "breast_cancer"
@@ -69,8 +77,16 @@ class AuditConfig:
     radius_threshold: float = 0.1
     out: Any = None
     progress: bool = False
+    link: str = "softmax"
+    parties: Any = None
+    colluding: tuple = ()
+    precision: str | None = None
+    yhat_scale: float = 1.0
 
     def __post_init__(self) -> None:
+        if isinstance(self.colluding, str):
+            object.__setattr__(self, "colluding", (self.colluding,))
+        object.__setattr__(self, "colluding", tuple(self.colluding))
         for name in ("n_passive", "releases", "methods", "seeds"):
             value = getattr(self, name)
             if isinstance(value, (str, int)) or value is None:
@@ -226,7 +242,9 @@ def audit(config: Any) -> Any:
     options = dict(methods=config.methods, seeds=config.seeds, n_predictions=config.n_predictions,
                    data_dir=config.data_dir, predict_fraction=config.predict_fraction, progress=config.progress,
                    passive_columns=config.passive_columns, prior_data=config.prior_data, tau=config.tau,
-                   radius_threshold=config.radius_threshold, data=config.data)
+                   radius_threshold=config.radius_threshold, data=config.data, link=config.link,
+                   parties=config.parties, colluding=config.colluding, precision=config.precision,
+                   yhat_scale=config.yhat_scale)
     if len(config.releases) > 1:
         res = run_release_sweep(config.dataset, n_passive=config.n_passive, releases=config.releases, **options)
     else:

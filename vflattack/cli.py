@@ -52,6 +52,27 @@ def _releases(given):
     return list({r.spec: r for r in out}.values())
 
 
+def _parties(text):
+    """``--parties``: a number of parties, or ';'-separated blocks of indices (``a-b`` ranges)."""
+    if text is None:
+        return None
+    text = str(text).strip()
+    if text.isdigit():
+        return int(text)
+    blocks = []
+    try:
+        for blk in text.split(";"):
+            cols = []
+            for item in blk.split(","):
+                a, _, b = item.strip().partition("-")
+                cols.extend(range(int(a), int(b) + 1) if b else [int(a)])
+            blocks.append(cols)
+    except ValueError:
+        raise cc.InvalidInputError(f"--parties must be a number of parties or blocks of column indices such as "
+                                   f"'0,1,2;3,4;5-9'; got {text!r}") from None
+    return blocks
+
+
 def _int_at_least(low: int, what: str):
     def parse(text: str) -> int:
         try:
@@ -145,6 +166,23 @@ def _add_audit(sub) -> None:
                             "laplace:B[:CONF], rank, topk:K:D, roundnorm:D, sig:S, float32; several values run the "
                             "precision sweep (each audited, then compared: sweep.csv, a plot); 'sweep' is exact round:4 "
                             "round:3 round:2 round:1 label (docs/vflattack.md, 'Releases')")
+    deploy = audit.add_argument_group(
+        "the deployment (docs/vflattack.md, \"What each framework publishes, and how to audit it\")")
+    deploy.add_argument("--link", default="softmax", metavar="NAME",
+                        help="what is published of the logits: softmax (default), ovr (FATE 2.x one-vs-rest "
+                             "sigmoids; alias sigmoid), identity (the logits: FATE's host logit, a linear bottom "
+                             "model), or a SecretFlow-Serving link by its name (t1, seg3, LF_SIGMOID_T5, exp, ...)")
+    deploy.add_argument("--parties", default=None, metavar="SPEC",
+                        help="the passive parties: a number P (equal contiguous blocks of the passive columns) or "
+                             "blocks of indices into them separated by ';' (e.g. '0,1,2;3,4;5-9'); each is "
+                             "reported on its own")
+    deploy.add_argument("--collude", nargs="+", default=[], metavar="P",
+                        help="parties whose features the active party also knows (P1, P2, ...)")
+    deploy.add_argument("--precision", default=None, choices=["float64", "float32"],
+                        help="the arithmetic the deployment computes its published values in (default float64; "
+                             "float32 for a torch bottom model such as Flower's example)")
+    deploy.add_argument("--yhat-scale", type=_float_in(0.0), default=1.0, metavar="S",
+                        help="SecretFlow's yhat_scale: the published value is S * link(z) (default 1)")
     audit.add_argument("--attacks", nargs="+", default=["whitebox"], choices=["whitebox", "blackbox", "agnostic"],
                        help="threat models: whitebox (knows W_act, W_pas, b; the default), blackbox (knows W_act and "
                             "the signs of J w_pas; one passive feature, MSE vs number of predictions), agnostic "
@@ -530,7 +568,9 @@ def _audit(args, progress) -> int:
                 releases=_releases(args.release), methods=args.methods, seeds=args.seeds,
                 n_predictions=args.predictions, predict_fraction=args.predict_fraction, data_dir=args.data_dir,
                 prior_data=_read_prior(args.prior_file) if args.prior_file else None, tau=args.tau,
-                radius_threshold=args.radius_threshold, progress=progress)))
+                radius_threshold=args.radius_threshold, progress=progress, link=args.link,
+                parties=_parties(args.parties), colluding=tuple(args.collude), precision=args.precision,
+                yhat_scale=args.yhat_scale)))
         if set(args.attacks) - {"whitebox"} or args.defence:
             from .api import ThreatConfig, audit
 

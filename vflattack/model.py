@@ -1,9 +1,17 @@
-r"""The split logistic regression of vertical federated learning (docs/theory.md §3).
+r"""The split linear model of vertical federated learning (docs/theory.md §3, docs/vflattack.md).
 
 Logits ``z = W_act y + W_pas x + b`` with the active party's features ``y``
-(d_a) and the passive party's ``x`` (d, min-max scaled to [0, 1]); scores
-``c = softmax(z)``. A binary scikit-learn model with one logit row ``w`` and
-intercept ``beta`` is the k = 2 case with ``z = (0, w^T [y; x] + beta)``.
+(d_a) and the passive parties' ``x`` (d, min-max scaled to [0, 1]; one block of columns per
+passive party, :attr:`VFLModel.parties`). What the deployment publishes is the model's
+**link** of the logits (:attr:`VFLModel.link`):
+
+* ``softmax`` (the default): scores ``c = softmax(z)``; a binary scikit-learn model with one
+  logit row ``w`` and intercept ``beta`` is the k = 2 case with ``z = (0, w^T [y; x] + beta)``;
+* ``ovr`` (alias ``sigmoid``): k independent sigmoids ``sigma(z_j)`` (FATE 2.x's
+  ``CoordinatedLR``, one-vs-rest), one output per row of ``W_pas`` (one row for a binary model);
+* ``identity`` and every link SecretFlow-Serving defines (:mod:`vflattack.links`): the output
+  ``yhat_scale * h(z_j)`` per row; ``identity`` is the logit itself (FATE's plaintext host
+  logit, a linear bottom model's embeddings).
 """
 
 from __future__ import annotations
@@ -22,23 +30,103 @@ import chebcenter as cc
 from ._validate import InvalidInputError, as_2d, as_active, as_array, as_labels
 from ._validate import passive_columns as _passive_columns
 
-__all__ = ["VFLModel", "fit_softmax", "train_vfl_model"]
+__all__ = ["LINK_SPELLINGS", "VFLModel", "canonical_link", "fit_softmax", "train_vfl_model"]
+
+#: the model's own spellings of the two classification links; every other name is looked up in
+#: :mod:`vflattack.links` (identity and SecretFlow-Serving's links)
+LINK_SPELLINGS = {"softmax": "softmax", "ovr": "ovr", "sigmoid": "ovr", "one-vs-rest": "ovr", "onevsrest": "ovr"}
+_PRECISIONS = ("float64", "float32")
+
+
+def canonical_link(link: Any) -> str:
+    """The canonical name of a link spelling: ``softmax``, ``ovr``, or a :mod:`vflattack.links` name.
+
+    Examples
+    --------
+    >>> canonical_link("sigmoid"), canonical_link("t1"), canonical_link("Identity")
+    ('ovr', 'LF_SIGMOID_T1', 'identity')
+    """
+    if not isinstance(link, str):
+        name = getattr(link, "name", None)
+        if isinstance(name, str):
+            return canonical_link(name)
+        raise InvalidInputError(f"link must be a link name (e.g. 'softmax', 'ovr', 'identity', 't1'); got {link!r}")
+    key = link.strip().lower()
+    if key in LINK_SPELLINGS:
+        return LINK_SPELLINGS[key]
+    from .links import get_link
+
+    return get_link(link).name
+
+
+def _output_link(link: str):
+    """The per-output link function of a non-softmax model (:class:`vflattack.links.Link`)."""
+    from .links import get_link
+
+    return get_link("sigmoid" if link == "ovr" else link)
+
+
+def _as_parties(parties: Any, names: Any, d: int) -> tuple[tuple, tuple]:
+    """Checked passive blocks (a partition of ``range(d)``, each sorted) and their names."""
+    if parties is None:
+        blocks = (tuple(range(d)),)
+    else:
+        if isinstance(parties, (int, np.integer)) and not isinstance(parties, bool):
+            if not 1 <= int(parties) <= d:
+                raise InvalidInputError(f"parties must be between 1 and d = {d} (equal contiguous blocks) or a list of "
+                                        f"column blocks; got {parties!r}")
+            blocks = tuple(tuple(int(i) for i in blk) for blk in np.array_split(np.arange(d), int(parties)))
+        else:
+            try:
+                blocks = tuple(tuple(int(i) for i in np.asarray(blk).ravel()) for blk in parties)
+            except (TypeError, ValueError):
+                raise InvalidInputError(f"parties must be a number of parties or a list of column blocks (indices "
+                                        f"into the passive columns); got {parties!r}") from None
+        flat = sorted(i for blk in blocks for i in blk)
+        if not blocks or any(len(blk) == 0 for blk in blocks) or flat != list(range(d)):
+            raise InvalidInputError(f"parties must split the {d} passive columns 0..{d - 1} into nonempty blocks, "
+                                    f"each column in exactly one; got {parties!r}")
+        blocks = tuple(tuple(sorted(blk)) for blk in blocks)
+    if names is None:
+        names = ("passive",) if len(blocks) == 1 else tuple(f"P{p + 1}" for p in range(len(blocks)))
+    names = tuple(str(n) for n in names)
+    if len(names) != len(blocks) or len(set(names)) != len(names):
+        raise InvalidInputError(f"party_names must name each of the {len(blocks)} parties once; got {names!r}")
+    return blocks, names
 
 
 @dataclass(frozen=True)
 class VFLModel:
-    """A k-class split logistic regression ``softmax(W_act y + W_pas x + b)``.
+    """A split linear model with k outputs: ``link(W_act y + W_pas x + b)`` (module docstring).
 
     Parameters
     ----------
     W_act : array_like, shape (k, d_a)
         Active party's weights (d_a may be 0).
     W_pas : array_like, shape (k, d)
-        Passive party's weights.
+        Passive parties' weights (their columns side by side, :attr:`parties`).
     b : array_like, shape (k,)
         Intercepts.
     classes : array_like, optional
-        The class labels in score-column order (default ``0..k-1``).
+        The class labels in score-column order (default ``0..k-1``; for a one-output model,
+        two labels, the output scoring the second).
+    link : str, default "softmax"
+        What is published of the logits: ``softmax`` (k >= 2), ``ovr`` / ``sigmoid``,
+        ``identity``, or a SecretFlow-Serving link by its name there (``LF_SIGMOID_T1`` or
+        ``t1``, ...: :data:`vflattack.links.LINKS`).
+    parties : int or sequence of sequences of int, optional
+        The passive parties: blocks of column indices into ``W_pas`` that partition them, or a
+        number P of equal contiguous blocks. Default one party holding every column.
+    party_names : sequence of str, optional
+        One name per party (default ``passive`` for one party, ``P1..PP`` for several).
+    yhat_scale : float, default 1
+        SecretFlow's output scale: the published value is ``yhat_scale * h(z)`` (links other
+        than softmax and ovr).
+    precision : {"float64", "float32"}, optional
+        The arithmetic the deployment computes the published value in. float32 (a torch
+        bottom model, Flower's example) widens every published value by float32's rounding of
+        the logits and of the value (:mod:`vflattack.outputs`). Default float64 (SecretFlow-Serving
+        applies its links in double, scikit-learn computes in double).
 
     Examples
     --------
@@ -52,20 +140,51 @@ class VFLModel:
     W_pas: np.ndarray
     b: np.ndarray
     classes: Any = None
+    link: str = "softmax"
+    parties: Any = None
+    party_names: Any = None
+    yhat_scale: float = 1.0
+    precision: str | None = None
 
     def __post_init__(self) -> None:
+        link = canonical_link(self.link)
+        object.__setattr__(self, "link", link)
         W_pas = as_2d("W_pas", self.W_pas)
         k = W_pas.shape[0]
-        if k < 2:
-            raise InvalidInputError(f"W_pas must have k >= 2 rows (one per class); got shape {W_pas.shape}")
+        if link == "softmax" and k < 2:
+            raise InvalidInputError(f"W_pas must have k >= 2 rows (one per class) for link 'softmax'; got shape "
+                                    f"{W_pas.shape} (a one-output model is link='ovr' or another link)")
+        if k < 1:
+            raise InvalidInputError(f"W_pas must have at least one row (one per output); got shape {W_pas.shape}")
+        scale = self.yhat_scale
+        if isinstance(scale, bool) or not isinstance(scale, (int, float, np.floating, np.integer)) \
+                or not (np.isfinite(scale) and scale > 0):
+            raise InvalidInputError(f"yhat_scale must be a finite number > 0; got {scale!r}")
+        if float(scale) != 1.0 and link in ("softmax", "ovr"):
+            raise InvalidInputError(f"yhat_scale applies to the links other than softmax and ovr; got {scale!r} "
+                                    f"with link {link!r}")
+        object.__setattr__(self, "yhat_scale", float(scale))
+        precision = self.precision
+        if precision is None:
+            precision = "float64"
+        if precision not in _PRECISIONS:
+            raise InvalidInputError(f"precision must be one of {_PRECISIONS}; got {precision!r}")
+        if link == "softmax" and precision == "float32":
+            raise InvalidInputError("precision 'float32' on a softmax model: audit its scores with the release "
+                                    "'float32' (Release('float32'), --release float32) instead")
+        object.__setattr__(self, "precision", precision)
+        blocks, names = _as_parties(self.parties, self.party_names, W_pas.shape[1])
+        object.__setattr__(self, "parties", blocks)
+        object.__setattr__(self, "party_names", names)
         W_act = as_array("W_act", self.W_act)
         W_act = as_2d("W_act", W_act, n_rows=k, rows="one per class, like W_pas") if W_act.size else np.zeros((k, 0))
         b = as_array("b", self.b)
         if b.shape != (k,) or not np.all(np.isfinite(b)):
             raise InvalidInputError(f"b must be a finite array of shape ({k},); got shape {b.shape}")
-        classes = np.arange(k) if self.classes is None else np.asarray(self.classes)
-        if classes.shape != (k,):
-            raise InvalidInputError(f"classes must have shape ({k},); got {classes.shape}")
+        n_labels = 2 if k == 1 else k
+        classes = np.arange(n_labels) if self.classes is None else np.asarray(self.classes)
+        if classes.shape != (n_labels,):
+            raise InvalidInputError(f"classes must have shape ({n_labels},); got {classes.shape}")
         for name, val in (("W_act", W_act), ("W_pas", W_pas), ("b", b), ("classes", classes)):
             val = np.array(val)
             val.setflags(write=False)
@@ -73,6 +192,7 @@ class VFLModel:
 
     @property
     def n_classes(self) -> int:
+        """k: the number of outputs (score columns), one per row of ``W_pas``."""
         return self.W_pas.shape[0]
 
     @property
@@ -83,13 +203,68 @@ class VFLModel:
     def n_passive(self) -> int:
         return self.W_pas.shape[1]
 
+    @property
+    def n_parties(self) -> int:
+        return len(self.parties)
+
+    def party_columns(self, party: Any) -> np.ndarray:
+        """The passive columns (indices into ``X``) of ``party``, by name or index.
+
+        Examples
+        --------
+        >>> m = VFLModel(np.zeros((2, 0)), np.ones((2, 5)), np.zeros(2), parties=[[0, 1], [2, 3, 4]])
+        >>> m.party_names, m.party_columns("P2").tolist()
+        (('P1', 'P2'), [2, 3, 4])
+        """
+        return np.asarray(self.parties[self._party_index(party)], dtype=np.int64)
+
+    def _party_index(self, party: Any) -> int:
+        if isinstance(party, str) and party in self.party_names:
+            return self.party_names.index(party)
+        if isinstance(party, (int, np.integer)) and not isinstance(party, bool) and 0 <= int(party) < self.n_parties:
+            return int(party)
+        raise InvalidInputError(f"party must be one of {list(self.party_names)} (or an index below "
+                                f"{self.n_parties}); got {party!r}")
+
+    def colluding(self, parties: Sequence[Any]) -> tuple[VFLModel, np.ndarray, np.ndarray]:
+        """The model the adversary attacks when the active party colludes with ``parties``:
+        their columns join the active side (after its own), the rest stay passive.
+
+        Returns ``(model, moved, kept)``: the smaller model, and the passive columns moved to
+        the active side and kept, so that the records are ``Y' = [Y, X[:, moved]]`` and
+        ``X' = X[:, kept]`` (docs/theory.md §13: collusion is the smaller problem with the
+        colluders' features known).
+
+        Examples
+        --------
+        >>> m = VFLModel(np.zeros((2, 0)), np.arange(10.0).reshape(2, 5), np.zeros(2), parties=[[0, 1], [2, 3, 4]])
+        >>> small, moved, kept = m.colluding(["P1"])
+        >>> small.n_active, small.n_passive, small.party_names, moved.tolist()
+        (2, 3, ('P2',), [0, 1])
+        """
+        if isinstance(parties, (str, int)):
+            parties = [parties]
+        idx = sorted({self._party_index(p) for p in parties})
+        if len(idx) == self.n_parties:
+            raise InvalidInputError(f"colluding must leave at least one passive party; got every party {list(parties)}")
+        moved = np.array(sorted(i for p in idx for i in self.parties[p]), dtype=np.int64)
+        kept = np.setdiff1d(np.arange(self.n_passive), moved)
+        where = {int(c): n for n, c in enumerate(kept)}
+        rest = [p for p in range(self.n_parties) if p not in idx]
+        small = VFLModel(np.hstack([self.W_act, self.W_pas[:, moved]]), self.W_pas[:, kept], self.b, self.classes,
+                         link=self.link, parties=[[where[i] for i in self.parties[p]] for p in rest],
+                         party_names=[self.party_names[p] for p in rest], yhat_scale=self.yhat_scale,
+                         precision=self.precision)
+        return small, moved, kept
+
     @cached_property
     def system_matrix(self) -> np.ndarray:
         """``A = J W_pas``, shape (k-1, d): the scores give ``A x = b'`` (docs/theory.md, "The mapping").
 
         ``J`` is the difference matrix (:func:`vflattack.difference_matrix`), so ``J W_pas``
-        is the differences of consecutive rows of ``W_pas``."""
-        A = np.diff(self.W_pas, axis=0)
+        is the differences of consecutive rows of ``W_pas``. For a link other than softmax
+        each output gives its own row: ``A = W_pas``."""
+        A = np.diff(self.W_pas, axis=0) if self.link == "softmax" else self.W_pas.copy()
         A.setflags(write=False)
         return A
 
@@ -98,15 +273,21 @@ class VFLModel:
         """``(e_j - e_i)^T W_pas`` for every class pair ``i < j`` (in that order), shape
         (k(k-1)/2, d): the rows a release's bounds constrain (:mod:`vflattack.release`)."""
         k = self.n_classes
-        A = np.array([self.W_pas[j] - self.W_pas[i] for i in range(k) for j in range(i + 1, k)])
+        A = np.array([self.W_pas[j] - self.W_pas[i] for i in range(k) for j in range(i + 1, k)]).reshape(-1, self.n_passive)
         A.setflags(write=False)
         return A
 
+    @property
+    def row_matrix(self) -> np.ndarray:
+        """The rows a release's interval bounds constrain: :attr:`pair_matrix` for softmax
+        (bounds on log-ratios of scores), ``W_pas`` for every other link (one row per output)."""
+        return self.pair_matrix if self.link == "softmax" else self.system_matrix
+
     @cached_property
     def pair_box_slice(self) -> cc.BoxSlice:
-        """``chebcenter.BoxSlice(pair_matrix, 0, 1)``, factored once: every attack and exposure
-        on a release of this model's scores solves over it."""
-        return cc.BoxSlice(self.pair_matrix, lo=0.0, hi=1.0)
+        """``chebcenter.BoxSlice(row_matrix, 0, 1)``, factored once: every attack and exposure
+        on a release of this model's outputs solves over it."""
+        return cc.BoxSlice(self.row_matrix, lo=0.0, hi=1.0)
 
     @cached_property
     def box_slice(self) -> cc.BoxSlice:
@@ -122,35 +303,67 @@ class VFLModel:
         return Y @ self.W_act.T + X @ self.W_pas.T + self.b
 
     def predict_log_proba(self, Y: Any, X: Any) -> np.ndarray:
-        """``log softmax(z)``, computed stably, shape (N, k)."""
-        return log_softmax(self.logits(Y, X), axis=1)
+        """``log softmax(z)`` (``log sigmoid(z)`` per output for ovr), computed stably, shape (N, k)."""
+        z = self.logits(Y, X)
+        if self.link == "softmax":
+            return log_softmax(z, axis=1)
+        if self.link == "ovr":
+            return -np.logaddexp(0.0, -z)
+        raise InvalidInputError(f"predict_log_proba needs a probability link (softmax or ovr); this model's link is "
+                                f"{self.link!r}: use outputs()")
+
+    def outputs(self, Y: Any, X: Any) -> np.ndarray:
+        """What the deployment publishes for the records, in float64, shape (N, k): the
+        softmax scores, the k sigmoids (ovr), or ``yhat_scale * h(z)`` for the other links.
+
+        Examples
+        --------
+        >>> m = VFLModel(np.zeros((1, 0)), np.array([[4.0]]), np.zeros(1), link="t1")
+        >>> m.outputs(None, np.array([[0.25], [1.0]])).tolist()        # 0.5 + 0.25 z, clamped
+        [[0.75], [1.0]]
+        """
+        if self.link in ("softmax", "ovr"):
+            return np.exp(self.predict_log_proba(Y, X))
+        with np.errstate(all="ignore"):
+            return self.yhat_scale * np.asarray(_output_link(self.link)(self.logits(Y, X)), dtype=float)
 
     def predict_proba(self, Y: Any, X: Any) -> np.ndarray:
-        """The confidence scores ``softmax(z)`` revealed to the active party, shape (N, k)."""
-        return np.exp(self.predict_log_proba(Y, X))
+        """The confidence scores revealed to the active party, shape (N, k): ``softmax(z)``, or
+        the model's published outputs for another link (:meth:`outputs`)."""
+        if self.link == "softmax":
+            return np.exp(self.predict_log_proba(Y, X))
+        return self.outputs(Y, X)
 
     def predict(self, Y: Any, X: Any) -> np.ndarray:
-        """The most likely class label per row."""
-        return self.classes[np.argmax(self.logits(Y, X), axis=1)]
+        """The most likely class label per row (for one output: the second label where its
+        logit is positive)."""
+        z = self.logits(Y, X)
+        if z.shape[1] == 1:
+            return self.classes[(z[:, 0] > 0).astype(np.int64)]
+        return self.classes[np.argmax(z, axis=1)]
 
     #: the model file format (JSON): bump on any incompatible change
-    SCHEMA_VERSION: ClassVar[int] = 1
+    SCHEMA_VERSION: ClassVar[int] = 2
 
     def to_dict(self) -> dict:
         """The model as plain JSON data (see :meth:`save`)."""
         classes = self.classes.tolist()
         return {"format": "vflattack.VFLModel", "schema_version": self.SCHEMA_VERSION,
                 "n_classes": self.n_classes, "n_active": self.n_active, "n_passive": self.n_passive,
-                "classes": classes, "W_act": self.W_act.tolist(), "W_pas": self.W_pas.tolist(), "b": self.b.tolist()}
+                "classes": classes, "W_act": self.W_act.tolist(), "W_pas": self.W_pas.tolist(), "b": self.b.tolist(),
+                "link": self.link, "yhat_scale": self.yhat_scale, "precision": self.precision,
+                "parties": [list(p) for p in self.parties], "party_names": list(self.party_names)}
 
     def save(self, path: Any) -> None:
         """Write the model as JSON: an open, documented format an auditor can be handed.
 
-        Keys: ``format`` ("vflattack.VFLModel"), ``schema_version`` (1), ``n_classes``,
+        Keys: ``format`` ("vflattack.VFLModel"), ``schema_version`` (2), ``n_classes``,
         ``n_active``, ``n_passive``, ``classes`` (labels in score-column order), ``W_act``
-        (k x d_a), ``W_pas`` (k x d), ``b`` (k). Logits are ``W_act y + W_pas x + b`` and the
-        scores their softmax (docs/theory.md §3). Floats are written with full precision
-        (``repr``), so :meth:`load` gives back the same model bit for bit.
+        (k x d_a), ``W_pas`` (k x d), ``b`` (k), ``link``, ``yhat_scale``, ``precision``,
+        ``parties`` (column blocks) and ``party_names``. Logits are ``W_act y + W_pas x + b``
+        and the published values their link (docs/theory.md §3). Floats are written with full
+        precision (``repr``), so :meth:`load` gives back the same model bit for bit. Files of
+        schema version 1 (written before links and parties) load as softmax with one party.
 
         Examples
         --------
@@ -179,16 +392,24 @@ class VFLModel:
         if not isinstance(doc, dict) or doc.get("format") != "vflattack.VFLModel":
             raise InvalidInputError(f"path {str(path)!r} is not a vflattack model file (no format "
                                     "'vflattack.VFLModel')")
-        if doc.get("schema_version") != cls.SCHEMA_VERSION:
+        if doc.get("schema_version") not in (1, cls.SCHEMA_VERSION):
             raise InvalidInputError(f"model file {str(path)!r} has schema_version {doc.get('schema_version')!r}; "
-                                    f"this vflattack reads version {cls.SCHEMA_VERSION}")
+                                    f"this vflattack reads versions 1 and {cls.SCHEMA_VERSION}")
         k, d_a = int(doc["n_classes"]), int(doc["n_active"])
         W_act = np.asarray(doc["W_act"], dtype=float).reshape(k, d_a) if d_a else np.zeros((k, 0))
-        return cls(W_act, doc["W_pas"], doc["b"], doc["classes"])
+        return cls(W_act, doc["W_pas"], doc["b"], doc["classes"], link=doc.get("link", "softmax"),
+                   parties=doc.get("parties"), party_names=doc.get("party_names"),
+                   yhat_scale=doc.get("yhat_scale", 1.0), precision=doc.get("precision"))
 
     @classmethod
-    def from_sklearn(cls, clf: Any, passive_columns: Sequence[int]) -> VFLModel:
+    def from_sklearn(cls, clf: Any, passive_columns: Sequence[int], *, link: str = "softmax",
+                     parties: Any = None, party_names: Any = None) -> VFLModel:
         """Split a fitted scikit-learn ``LogisticRegression`` into active and passive parts.
+
+        ``link="ovr"`` keeps the classifier's logits as they are, one sigmoid per row of
+        ``coef_`` (a binary model: one output), for a deployment that publishes each class's
+        sigmoid on its own (FATE 2.x, or ``sigmoid(clf.decision_function(F))``); ``parties``
+        splits the passive columns into parties (blocks of indices into ``passive_columns``).
 
         ``clf`` was fitted on the full feature matrix F; ``passive_columns``
         are the column indices of F held by the passive party; the active
@@ -226,10 +447,14 @@ class VFLModel:
         n_feat = coef.shape[1]
         passive = _passive_columns("passive_columns", passive_columns, n_feat, keep_order=True)
         active = np.setdiff1d(np.arange(n_feat), passive)
-        if coef.shape[0] == 1:  # binary: logits (0, w^T f + beta)
+        link = canonical_link(link)
+        if link not in ("softmax", "ovr"):
+            raise InvalidInputError(f"link must be 'softmax' or 'ovr' for a scikit-learn classifier; got {link!r}")
+        if coef.shape[0] == 1 and link == "softmax":  # binary: logits (0, w^T f + beta)
             coef = np.vstack([np.zeros(n_feat), coef[0]])
             intercept = np.array([0.0, intercept[0]])
-        return cls(coef[:, active], coef[:, passive], intercept, classes)
+        return cls(coef[:, active], coef[:, passive], intercept, classes, link=link, parties=parties,
+                   party_names=party_names)
 
 
 def fit_softmax(F: np.ndarray, targets: np.ndarray, weights: np.ndarray, l2: float,
@@ -260,7 +485,8 @@ def fit_softmax(F: np.ndarray, targets: np.ndarray, weights: np.ndarray, l2: flo
 
 
 def train_vfl_model(Y: Any, X: Any, labels: Any, *, l2: float = 1e-3, max_iter: int = 500,
-                    rng: Any = 0, info: dict | None = None) -> VFLModel:
+                    rng: Any = 0, info: dict | None = None, link: str = "softmax", parties: Any = None,
+                    party_names: Any = None, yhat_scale: float = 1.0, precision: str | None = None) -> VFLModel:
     r"""Fit the split model by L-BFGS on the L2-regularised softmax cross-entropy.
 
     Minimises ``(1/N) sum_n -log softmax(W f_n + b)_{y_n} + (l2/2) ||W||_F^2``
@@ -268,6 +494,12 @@ def train_vfl_model(Y: Any, X: Any, labels: Any, *, l2: float = 1e-3, max_iter: 
     ``f = [y; x]``. Deterministic: the start is ``W = 0, b = 0`` plus a tiny
     jitter seeded by ``rng``, so the same arguments give the same model bit
     for bit. ``info``, if given, receives the L-BFGS iterations run (``n_iter``).
+
+    Any other ``link`` is fitted one-vs-rest, as FATE's ``CoordinatedLR`` and SecretFlow's
+    SS-LR are: one L2-regularised logistic regression per class (one in all for two
+    classes), ``(1/N) sum_n log(1 + exp(-s_n (w^T f_n + beta))) + (l2/2) ||w||^2`` with
+    ``s_n = +-1``; the link then says what is published of those logits. ``parties``,
+    ``party_names``, ``yhat_scale`` and ``precision`` are passed to :class:`VFLModel`.
 
     Examples
     --------
@@ -287,9 +519,41 @@ def train_vfl_model(Y: Any, X: Any, labels: Any, *, l2: float = 1e-3, max_iter: 
         raise InvalidInputError(f"l2 must be a finite number >= 0; got {l2!r}")
     F = np.hstack([Y, X])
     k, f = classes.size, F.shape[1]
+    extra = {"link": link, "parties": parties, "party_names": party_names, "yhat_scale": yhat_scale,
+             "precision": precision}
+    if canonical_link(link) != "softmax":
+        W, b = _fit_ovr(F, codes, k, l2, max_iter, rng, info)
+        d_a = Y.shape[1]
+        return VFLModel(W[:, :d_a], W[:, d_a:], b, classes, **extra)
     onehot = np.zeros((N, k))
     onehot[np.arange(N), codes] = 1.0
     theta0 = 1e-6 * np.random.default_rng(rng).standard_normal(k * (f + 1))
     W, b, _ = fit_softmax(F, onehot, np.full(N, 1.0 / N), l2, theta0, max_iter, info)
     d_a = Y.shape[1]
-    return VFLModel(W[:, :d_a], W[:, d_a:], b, classes)
+    return VFLModel(W[:, :d_a], W[:, d_a:], b, classes, **extra)
+
+
+def _fit_ovr(F: np.ndarray, codes: np.ndarray, k: int, l2: float, max_iter: int, rng: Any,
+             info: dict | None) -> tuple[np.ndarray, np.ndarray]:
+    """One-vs-rest logistic regressions by L-BFGS (:func:`train_vfl_model`): rows ``(W, b)``,
+    one per class, or one row (the second class against the first) for two classes."""
+    N, f = F.shape
+    gen = np.random.default_rng(rng)
+    targets = [codes == 1] if k == 2 else [codes == j for j in range(k)]
+    W, b, iters = np.zeros((len(targets), f)), np.zeros(len(targets)), 0
+    for j, t in enumerate(targets):
+        s = np.where(t, 1.0, -1.0)
+
+        def loss(theta, s=s):
+            w, beta = theta[:f], theta[f]
+            m = s * (F @ w + beta)
+            value = np.mean(np.logaddexp(0.0, -m)) + 0.5 * l2 * (w @ w)
+            g = -s * np.exp(-np.logaddexp(0.0, m)) / N     # d/dm log(1 + e^-m) = -sigmoid(-m)
+            return value, np.concatenate([F.T @ g + l2 * w, [g.sum()]])
+
+        sol = minimize(loss, 1e-6 * gen.standard_normal(f + 1), jac=True, method="L-BFGS-B",
+                       options={"maxiter": int(max_iter), "gtol": 1e-9})
+        W[j], b[j], iters = sol.x[:f], sol.x[f], iters + int(sol.nit)
+    if info is not None:
+        info["n_iter"] = iters
+    return W, b

@@ -229,7 +229,15 @@ class Release:
     def publish(self, model: VFLModel, Y: Any, X: Any, rng: Any = 0) -> Any:
         """What a deployment with this release would publish for the records ``(Y, X)``: the
         argument :func:`release_to_bounds` and ``whitebox_attack(release=)`` take. Noise is
-        drawn from ``rng`` (bounded noise uniform in [-delta, delta])."""
+        drawn from ``rng`` (bounded noise uniform in [-delta, delta]). A model whose link is
+        not softmax publishes its outputs as the deployment computes them
+        (:func:`vflattack.outputs.published_outputs`, float32 where the model says so)."""
+        if model.link != "softmax":
+            from .outputs import published_outputs
+
+            out = published_outputs(model, Y, X)
+            with np.errstate(divide="ignore"):
+                return self.publish_scores(out, rng, log_scores=np.log(np.abs(out)))
         return self.publish_scores(model.predict_proba(Y, X), rng, log_scores=model.predict_log_proba(Y, X))
 
     def publish_scores(self, P: Any, rng: Any = 0, *, log_scores: Any = None) -> Any:
@@ -653,13 +661,16 @@ class _Recovered(Release):
 
 @dataclass(frozen=True)
 class BoundedSystem:
-    """``L[n] <= A x_n <= U[n]`` over the class pairs ``pairs``; ``flags`` explain refused rows."""
+    """``L[n] <= A x_n <= U[n]`` over the class pairs ``pairs`` (for a link other than softmax,
+    one row ``(j,)`` per output); ``flags`` explain refused rows; ``outer`` (N, rows), where
+    given, marks rows whose interval is the hull of a union (a link that is not monotone)."""
 
     A: np.ndarray
     L: np.ndarray
     U: np.ndarray
     pairs: tuple
     flags: np.ndarray
+    outer: np.ndarray | None = None
 
     @property
     def valid(self) -> np.ndarray:
@@ -840,6 +851,10 @@ def release_to_bounds(model: VFLModel, released: Any, Y: Any, release: Release) 
     """
     if not isinstance(release, Release):
         raise InvalidInputError(f"release must be a vflattack.Release (Release.parse('round:2')); got {release!r}")
+    if model.link != "softmax":   # each output on its own: one row per output (vflattack.outputs)
+        from .outputs import output_bounds
+
+        return output_bounds(model, released, Y, release)
     k = model.n_classes
     pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
     if release.kind == "label":
@@ -967,6 +982,8 @@ def fitting_kinds(published: Any, k: int, limit: int = 500) -> list[str]:
     * log-probabilities (rows whose exp sums to 1): ``loground:D`` or ``exact`` with log scores;
     * rows that do not sum to 1, at least 2k of them, that a PRIVEE map recovers on at least
       99 % of the rows: ``priveeplus`` / ``privee:RHO`` (the audit does not depend on RHO);
+    * values in [0, 1] whose rows do not sum to 1: ``ovr``, a model that publishes each
+      class's sigmoid on its own (first when some row is more than 0.5 from 1);
     * otherwise rows within a band of the simplex: ``noise:DELTA`` with the band's width.
 
     Examples
@@ -1050,6 +1067,9 @@ def _fitting_score_kinds(V, k) -> list[str]:
     if not out and np.all(np.abs(sums - 1.0) <= 0.5):
         band = float(np.abs(sums - 1.0).max()) / k
         out.append(f"noise:{max(band, 1e-12):.2g} (at least: the rows sum to 1 within {k * band:.2g})")
+    if in_unit and not np.all(np.abs(sums - 1.0) <= 1e-5):   # each score its own sigmoid (one-vs-rest)
+        ovr = "ovr (link: each score its own sigmoid, as FATE's one-vs-rest; the rows do not sum to 1)"
+        out.insert(0 if np.any(np.abs(sums - 1.0) > 0.5) else len(out), ovr)
     return out
 
 
@@ -1078,4 +1098,6 @@ def verdict_line(release: Release | None, refused: int, rows: int, fits: list) -
             f"valid under {(release or Release()).spec!r}")
     if not fits:
         return head + "; no known release kind fits the data (vflattack.release.KINDS)"
-    return head + f"; the data fit: {', '.join(fits)} (audit with --release {fits[0].split(' ')[0]})"
+    first = fits[0].split(" ")[0]
+    how = "--link ovr" if first == "ovr" else f"--release {first}"
+    return head + f"; the data fit: {', '.join(fits)} (audit with {how})"

@@ -248,12 +248,15 @@ def whitebox_attack(model: VFLModel, scores: Any, Y: Any,
     """
     if not isinstance(model, VFLModel):
         raise InvalidInputError(f"model must be a VFLModel; got {type(model).__name__}")
-    if release is not None and not release.exact:
+    if model.link != "softmax" or (release is not None and not release.exact):
+        release = release if release is not None else Release()
         bounded = release_to_bounds(model, scores, Y, release)
         extras = _unreadable(release, bounded.valid, scores, model.n_classes)
         recon, status, radii, times, lowers = reconstruct(
             model.pair_box_slice, None, bounded.valid, tuple(methods), prior_mean=prior_mean, prior=prior, rng=rng,
             method_options=method_options, progress=progress, bounds=(bounded.L, bounded.U))
+        if model.link != "softmax":
+            extras.update(_float32_hint(model, release, scores, status, bounded.valid))
         return AttackResult(recon, status, radii, bounded.flags, times, bounded, extras, lowers)
     system = scores_to_system(model, scores, Y, log_scores=log_scores)
     extras = _unreadable(None, system.valid, scores, model.n_classes) if not log_scores else {}
@@ -261,6 +264,26 @@ def whitebox_attack(model: VFLModel, scores: Any, Y: Any,
         model.box_slice, np.nan_to_num(system.B), system.valid, tuple(methods), prior_mean=prior_mean, prior=prior,
         rng=rng, method_options=method_options, progress=progress)
     return AttackResult(recon, status, radii, system.flags, times, system, extras, lowers)
+
+
+def _float32_hint(model, release, published, status, valid) -> dict:
+    """A link model taken at float64 whose published values are all float32 numbers, with rows
+    INFEASIBLE: say that float32 rounding is the likely cause and what to audit with instead."""
+    if model.precision == "float32" or not release.exact:
+        return {}
+    V = np.asarray(published, dtype=float)
+    fin = V[np.isfinite(V)]
+    if fin.size == 0 or not np.array_equal(fin.astype(np.float32).astype(float), fin):
+        return {}
+    infeasible = max((int(np.sum(np.array([s == cc.Status.INFEASIBLE for s in st]))) for st in status.values()),
+                     default=0)
+    if infeasible == 0:
+        return {}
+    line = (f"{infeasible} of {int(valid.size)} rows are INFEASIBLE when the published values are taken as exact "
+            f"float64, and every value is a float32 number: the deployment computes in float32. Audit with "
+            f"precision='float32' (--precision float32), or a bound on the values' error (--release noise:T)")
+    warnings.warn(line, UnreadableReleaseWarning, stacklevel=3)
+    return {"verdict": line}
 
 
 def _unreadable(release, valid, scores, k) -> dict:

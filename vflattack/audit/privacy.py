@@ -23,7 +23,7 @@ import numpy as np
 
 from ..model import VFLModel
 
-__all__ = ["Exposure", "exposure", "privacy_summary"]
+__all__ = ["Exposure", "exposure", "party_summary", "privacy_summary"]
 
 
 @dataclass
@@ -126,3 +126,55 @@ def privacy_summary(X: np.ndarray, reconstructions: dict, rows: np.ndarray, prio
         "pinned": (np.mean(width[ranged] <= tau + 1e-12, axis=0) if ranged.any() else np.full(d, np.nan)).tolist(),
         "width": (np.mean(width[ranged], axis=0) if ranged.any() else np.full(d, np.nan)).tolist(),
     }
+
+
+def _party_radii(model: VFLModel, B: np.ndarray | None, valid: np.ndarray, system: Any, cols: np.ndarray):
+    """Per record, the certified minimax radius of one party's features, r*_p / sqrt(d_p): the
+    Chebyshev center of the projection of S onto the party's columns (chebcenter's ``of=``,
+    docs/theory.md §13), and its proven lower bound. NaN where no certificate was reached."""
+    N = B.shape[0] if system is None else system.L.shape[0]
+    up, low = np.full(N, np.nan), np.full(N, np.nan)
+    if not valid.any():
+        return up, low
+    if system is None:
+        rad = model.box_slice.centers(B[valid], method="auto", on_inconsistent="project", of=cols)
+    else:
+        rad = model.pair_box_slice.centers(method="auto", lower=system.L[valid], upper=system.U[valid], of=cols)
+    ok = rad.ok
+    scale = np.sqrt(cols.size)
+    up[valid] = np.where(ok, rad.radii, np.nan) / scale
+    lower = rad.extras.get("radius_lower")
+    if lower is not None:
+        low[valid] = np.where(ok, np.minimum(np.nan_to_num(lower, nan=0.0), rad.radii), np.nan) / scale
+    return up, low
+
+
+def party_summary(model: VFLModel, X: np.ndarray, reconstructions: dict, rows: np.ndarray, expo: Exposure | None,
+                  B: np.ndarray | None, valid: np.ndarray, system: Any, tau: float, threshold: float,
+                  columns: Any = None) -> dict:
+    """Each passive party on its own: ``{name: {columns, n_features, mse (per method, over the
+    party's features), radius (quantiles of the certified r*_p / sqrt(d_p), the projection's
+    minimax radius), below_threshold, pinned (share of the party's features pinned within
+    tau, over records)}}``. ``columns`` maps passive column indices to the dataset's (for the
+    report); default the indices themselves."""
+    out = {}
+    q = [0.0, 0.1, 0.5, 0.9, 1.0]
+    for name, block in zip(model.party_names, model.parties):
+        cols = np.asarray(block, dtype=np.int64)
+        mse = {m: float(np.mean((Xh[rows][:, cols] - X[rows][:, cols]) ** 2)) if rows.any() else float("nan")
+               for m, Xh in reconstructions.items()}
+        up, low = _party_radii(model, B, valid, system, cols)
+        have = np.isfinite(up)
+        entry = {"columns": (cols if columns is None else np.asarray(columns)[cols]).tolist(),
+                 "n_features": int(cols.size), "mse": mse,
+                 "radius": dict(zip(["min", "p10", "median", "p90", "max"],
+                                    np.quantile(up[have], q).tolist() if have.any() else [float("nan")] * 5)),
+                 "radius_lower_median": float(np.median(low[have])) if have.any() else float("nan"),
+                 "below_threshold": float(np.mean(up[have] <= threshold)) if have.any() else float("nan"),
+                 "radius_upper": up, "radius_lower": low}
+        if expo is not None:
+            width = (expo.upper - expo.lower)[:, cols]
+            ranged = np.all(np.isfinite(width), axis=1)
+            entry["pinned"] = float(np.mean(width[ranged] <= tau + 1e-12)) if ranged.any() else float("nan")
+        out[name] = entry
+    return out

@@ -115,6 +115,8 @@ class Scenario:
     X: np.ndarray
     Y_train: np.ndarray
     X_train: np.ndarray
+    #: the passive parties whose columns moved to the active side (build_scenario's colluding)
+    colluding: tuple = ()
 
     @property
     def labels_train(self) -> np.ndarray:
@@ -128,11 +130,17 @@ class Scenario:
 
 def build_scenario(features: np.ndarray, labels: np.ndarray, seed: int, *, n_passive: int | None = None,
                    passive_columns: np.ndarray | None = None, predict_fraction: float = PREDICT_FRACTION,
-                   n_predictions: int | None = None, l2: float = 1e-3) -> Scenario:
+                   n_predictions: int | None = None, l2: float = 1e-3, link: str = "softmax",
+                   parties: Any = None, precision: str | None = None, yhat_scale: float = 1.0,
+                   colluding: Any = None) -> Scenario:
     """Split ``features`` by ``seed`` (rows, then columns) and train the split model.
 
     The passive party holds the last ``n_passive`` columns of the seeded shuffle, or
-    exactly ``passive_columns`` (sorted indices, from :func:`resolve_columns`).
+    exactly ``passive_columns`` (sorted indices, from :func:`resolve_columns`). ``link``,
+    ``parties``, ``precision`` and ``yhat_scale`` describe the deployment
+    (:func:`vflattack.train_vfl_model`); ``colluding`` names passive parties whose features the
+    active party knows: the model is trained on every party, then the colluders' columns move
+    to the active side (:meth:`vflattack.VFLModel.colluding`).
 
     Examples
     --------
@@ -149,6 +157,11 @@ def build_scenario(features: np.ndarray, labels: np.ndarray, seed: int, *, n_pas
         passive = np.asarray(passive_columns, dtype=np.int64)
         active = np.setdiff1d(np.arange(F.shape[1]), passive)
     Y_train, X_train = F[train][:, active], F[train][:, passive]
-    model = train_vfl_model(Y_train, X_train, labels[train], l2=l2, rng=seed)
+    model = train_vfl_model(Y_train, X_train, labels[train], l2=l2, rng=seed, link=link, parties=parties,
+                            precision=precision, yhat_scale=yhat_scale)
+    if colluding:
+        model, moved, kept = model.colluding(colluding)
+        active, passive = np.concatenate([active, passive[moved]]), passive[kept]
+        Y_train, X_train = F[train][:, active], F[train][:, passive]
     return Scenario(F, labels, train, pred, active, passive, model, int(seed), F[pred][:, active], F[pred][:, passive],
-                    Y_train, X_train)
+                    Y_train, X_train, tuple(str(c) for c in (colluding or ())))

@@ -26,9 +26,9 @@ import chebcenter as cc
 from .._errors import UnreadableReleaseWarning
 from .._validate import InvalidInputError, keyword_only
 from ..attacks import BASELINES, DEFAULT_METHODS, PRIOR_METHODS, Prior, whitebox_attack
-from ..release import Release
+from ..release import BoundedSystem, Release
 from .privacy import exposure as _exposure
-from .privacy import privacy_summary
+from .privacy import party_summary, privacy_summary
 from .protocol import PREDICT_FRACTION, Result, build_scenario, load_data, resolve_columns
 
 __all__ = ["AuditRecord", "run_audit"]
@@ -61,6 +61,13 @@ class AuditRecord:
     #: the saved arrays (true passive records, every reconstruction, radii, ranges): written
     #: as .npz beside the report, not into the JSON
     arrays: dict = field(default_factory=dict, repr=False)
+    #: the model's link (what the deployment publishes of the logits)
+    link: str = "softmax"
+    #: each passive party on its own (vflattack.audit.privacy.party_summary): its columns, its
+    #: MSE per method, its certified radius and its pinned features
+    parties: dict = field(default_factory=dict)
+    #: the passive parties the active party colludes with (their columns are on its side)
+    colluding: list = field(default_factory=list)
 
 
 @keyword_only("n_passive", "methods", "seeds", "n_predictions", "data_dir", "predict_fraction", "l2",
@@ -72,7 +79,9 @@ def run_audit(dataset: str = "breast_cancer", *, n_passive: Sequence[int] = (10,
               l2: float = 1e-3, method_options: dict | None = None, progress: bool = False,
               data: tuple | None = None, passive_columns: Sequence[Any] | None = None,
               prior_data: Any = None, tau: float = 0.1, radius_threshold: float = 0.1,
-              exposure: bool = True, release: Release | None = None) -> Result:
+              exposure: bool = True, release: Release | None = None, link: str = "softmax",
+              parties: Any = None, colluding: Sequence[Any] = (), precision: str | None = None,
+              yhat_scale: float = 1.0) -> Result:
     """Audit a VFL logistic regression on ``dataset`` for each passive count and seed.
 
     The passive party holds the last d columns after a seeded shuffle (one run
@@ -93,6 +102,13 @@ def run_audit(dataset: str = "breast_cancer", *, n_passive: Sequence[int] = (10,
     attack and the exposure run on the release's sets, and ``record.mse["naive"]`` is what
     treating the published value as exact costs (least squares on it; rows it cannot use
     are left out of that number only).
+
+    ``link`` says what the deployment publishes of the logits (``softmax``, ``ovr``,
+    ``identity``, a SecretFlow-Serving link: :class:`vflattack.VFLModel`), ``precision`` and
+    ``yhat_scale`` how; ``parties`` splits the passive columns into parties (a number of
+    equal blocks, or blocks of indices into the passive columns), each reported on its own in
+    ``record.parties``; ``colluding`` names the parties whose features the active party also
+    knows (the model is trained on every party, then attacked with theirs known).
 
     Returns a :class:`~vflattack.audit.protocol.Result` of :class:`AuditRecord`
     (``vflattack.report.render(result)`` formats it).
@@ -127,7 +143,9 @@ def run_audit(dataset: str = "breast_cancer", *, n_passive: Sequence[int] = (10,
         for d in n_passive:
             t0 = time.perf_counter()
             sc = build_scenario(F, labels, seed, n_passive=d, passive_columns=fixed,
-                                predict_fraction=predict_fraction, n_predictions=n_predictions, l2=l2)
+                                predict_fraction=predict_fraction, n_predictions=n_predictions, l2=l2, link=link,
+                                parties=parties, precision=precision, yhat_scale=yhat_scale,
+                                colluding=list(colluding))
             aux = (F[sc.train] if prior_data is None else prior_data)[:, sc.passive]
             records.append(_audit_record(dataset, sc, Prior.from_data(aux), methods, method_options, bar, t0,
                                          exposure, tau, radius_threshold, release))
@@ -138,7 +156,10 @@ def run_audit(dataset: str = "breast_cancer", *, n_passive: Sequence[int] = (10,
               "prior": "training split" if prior_data is None else "prior_data", "tau": tau,
               "radius_threshold": radius_threshold,
               "release": (release or Release()).spec,
-              "release_words": (release or Release()).describe()}
+              "release_words": (release or Release()).describe(),
+              "link": records[0].link if records else str(link),
+              "parties": parties if parties is None or isinstance(parties, int) else [list(b) for b in parties],
+              "colluding": list(colluding)}
     return Result("audit", records, config)
 
 
@@ -146,9 +167,12 @@ def _audit_record(dataset, sc, prior, methods, method_options, bar, t0, exposure
     """Attack one scenario's predictions; measure the MSE, the bounds and the exposure."""
     model, Y, X, d = sc.model, sc.Y, sc.X, sc.passive.size
     released = release is not None and not release.exact
-    scores = release.publish(model, Y, X, rng=sc.seed) if released else model.predict_proba(Y, X)
+    linked = model.link != "softmax"
+    scores = (release or Release()).publish(model, Y, X, rng=sc.seed) if released or linked \
+        else model.predict_proba(Y, X)
     res = whitebox_attack(model, scores, Y, methods, prior=prior, rng=sc.seed, method_options=method_options,
                           progress=bar, release=release if released else None)
+    bounded = isinstance(res.system, BoundedSystem)
     rows = res.common_rows()
     A = res.system.A
     se = {}
@@ -162,12 +186,12 @@ def _audit_record(dataset, sc, prior, methods, method_options, bar, t0, exposure
                   "half_star_gain": cc.theory.half_star_gain(A, X[rows])}
     acc = float(np.mean(model.predict(Y, X) == sc.labels[sc.predict]))
     privacy, arrays = {}, {}
-    if released:   # the naive attack: the published value taken as exact (least squares, as ESA)
+    if released and not linked:   # the naive attack: the published value taken as exact (least squares, as ESA)
         t_naive = time.perf_counter()
         naive, naive_rows = _naive_mse(model, release, scores, Y, X)
         t_naive = time.perf_counter() - t_naive
     if exposure:
-        expo = (_exposure(model, None, res.system.valid, system=res.system) if released
+        expo = (_exposure(model, None, res.system.valid, system=res.system) if bounded
                 else _exposure(model, np.nan_to_num(res.system.B), res.system.valid))
         prior_mse = float(np.mean((X[rows] - prior.mean) ** 2)) if rows.any() else float("nan")
         privacy = privacy_summary(X, res.reconstructions, rows, prior_mse, expo, BASELINES,
@@ -175,10 +199,18 @@ def _audit_record(dataset, sc, prior, methods, method_options, bar, t0, exposure
         arrays = {"X": X, "rows": rows, "radius_upper": expo.radius_upper, "radius_lower": expo.radius_lower,
                   "radius_exact": expo.exact, "lower": expo.lower, "upper": expo.upper,
                   "prior_mean": prior.mean, **{f"recon_{m}": v for m, v in res.reconstructions.items()}}
+    parties = {}
+    if exposure and model.n_parties > 1:
+        parties = party_summary(model, X, res.reconstructions, rows, expo,
+                                None if bounded else np.nan_to_num(res.system.B), res.system.valid,
+                                res.system if bounded else None, float(tau), float(radius_threshold), sc.passive)
+        for name, entry in parties.items():
+            arrays[f"party_radius_{name}"] = entry.pop("radius_upper")
+            arrays[f"party_radius_lower_{name}"] = entry.pop("radius_lower")
     mse, status, seconds = res.mse(X), res.status_counts(), dict(res.times, train=time.perf_counter() - t0)
     agreement = float(np.mean(release.top_class(scores) == np.argmax(model.predict_proba(Y, X), axis=1))) \
-        if released else 1.0
-    if released:
+        if released and not linked else 1.0
+    if released and not linked:
         mse["naive"] = naive
         status["naive"] = {"used": naive_rows, "refused": int(X.shape[0] - naive_rows)}
         seconds["naive"] = t_naive
@@ -187,7 +219,8 @@ def _audit_record(dataset, sc, prior, methods, method_options, bar, t0, exposure
         n_classes=model.n_classes, rank=model.box_slice.rank, n_train=int(sc.train.size),
         n_predictions=int(sc.predict.size), accuracy=acc, mse=mse, mse_per_feature=res.mse(X, per_feature=True),
         mse_per_feature_se=se, status=status, seconds=seconds,
-        bounds=bounds, passive_columns=sc.passive.tolist(), privacy=privacy, arrays=arrays, agreement=agreement)
+        bounds=bounds, passive_columns=sc.passive.tolist(), privacy=privacy, arrays=arrays, agreement=agreement,
+        link=model.link, parties=parties, colluding=list(sc.colluding))
 
 
 def _naive_mse(model, release, published, Y, X):

@@ -72,8 +72,22 @@ class AuditReport(Report, kind="audit", csv_name="mse.csv"):
                                                                      key=lambda t: -t[0])[:5]]}
             if r0.bounds:
                 g["bounds"] = {k: np.mean([r.bounds[k] for r in recs], axis=0).tolist() for k in r0.bounds}
+            g["link"], g["colluding"] = getattr(r0, "link", "softmax"), list(getattr(r0, "colluding", []))
+            if getattr(r0, "parties", None):
+                g["parties"] = _party_rows(ds, d, recs)
             out.append(g)
         return out
+
+    def party_rows(self) -> list[dict]:
+        """One row per (dataset, d, passive party), averaged over seeds (``parties.csv``, the
+        HTML page's "Each party" table)."""
+        return [row for g in self.groups() for row in g.get("parties", [])]
+
+    def html_tables(self, doc: dict) -> list:
+        tables = super().html_tables(doc)
+        if doc.get("parties"):
+            tables.append(("Each passive party", "parties", doc["parties"], list(doc["parties"][0])))
+        return tables
 
     def table(self) -> str:
         """The human-readable table (what the CLI prints)."""
@@ -81,9 +95,12 @@ class AuditReport(Report, kind="audit", csv_name="mse.csv"):
         out = [self.headline(g, self.config.get("release_words")) for g in groups]
         for g in groups:
             ds, d = g["dataset"], g["n_passive"]
+            link = g.get("link", "softmax")
+            outputs = "classes" if link == "softmax" else f"outputs of link {link}"
+            colluding = f", colluding with {', '.join(g['colluding'])}" if g.get("colluding") else ""
             out.append(f"\n{ds}: d = {d} passive of {g['n_features']} features, "
-                       f"k = {g['n_classes']} classes, rank(A) = {g['rank']}, {g['n_predictions']} predictions, "
-                       f"{g['seeds']} seed(s), model accuracy {g['accuracy']:.3f}")
+                       f"k = {g['n_classes']} {outputs}, rank(A) = {g['rank']}, {g['n_predictions']} predictions, "
+                       f"{g['seeds']} seed(s), model accuracy {g['accuracy']:.3f}{colluding}")
             several = g["seeds"] > 1  # a spread over seeds only when there are several
             out.append(f"  {'method':<10} {'MSE':>10} {'± std' if several else '':>9} {'worst':>8}  {'time [s]':>9}  status")
             for row in (s for s in summary if s["dataset"] == ds and s["n_passive"] == d):
@@ -99,6 +116,12 @@ class AuditReport(Report, kind="audit", csv_name="mse.csv"):
                         f"of records have r* <= {e['threshold']:g}",
                         f"  features pinned within {e['tau']:.0%} of their range (share of records): "
                         + ", ".join(f"col {c}: {v:.1%}" for c, v in e["pinned_top"])]
+            for row in g.get("parties", []):
+                out.append(f"  party {row['party']} ({row['n_features']} features: cols {row['columns']}): best attack "
+                           f"{row['best_attack']} MSE {row['best_mse']:.5f}; certified r*_p/sqrt(d_p) median "
+                           f"{row['radius_median']:.4f} (p90 {row['radius_p90']:.4f}), {row['below_threshold']:.1%} of "
+                           f"records <= {g.get('exposure', {}).get('threshold', float('nan')):g}; "
+                           f"{row['pinned']:.1%} of its features pinned")
             if "bounds" in g:
                 b = g["bounds"]
                 out.append(f"  theory (docs/theory.md): half* MSE in [{b['half_star'][0]:.5f}, {b['half_star'][1]:.5f}], "
@@ -111,7 +134,9 @@ class AuditReport(Report, kind="audit", csv_name="mse.csv"):
         """One sentence from a :meth:`groups` entry: do the scores leak beyond the prior, and by
         how much (means over seeds); with ``release`` (in words) it says which release was audited."""
         prior, best, names = group["prior_mse"], group["best_mse"], group["best_attacks"]
-        where = f"{group['dataset']}, d = {group['n_passive']}" + (f", release: {release}" if release else "")
+        link = group.get("link", "softmax")
+        where = (f"{group['dataset']}, d = {group['n_passive']}" + (f", link: {link}" if link != "softmax" else "")
+                 + (f", release: {release}" if release else ""))
         if not (np.isfinite(prior) and np.isfinite(best)):
             return f"{where}: no score-based attack ran, so leakage beyond the prior is not measured."
         if best < prior:
@@ -127,7 +152,10 @@ class AuditReport(Report, kind="audit", csv_name="mse.csv"):
         doc = super().payload()
         for rec in doc["records"]:
             rec.pop("arrays", None)
-        return dict(doc, summary=self.summary(), groups=self.groups())
+        out = dict(doc, summary=self.summary(), groups=self.groups())
+        if any(getattr(r, "parties", None) for r in self.records):
+            out["parties"] = self.party_rows()
+        return out
 
     def extra_files(self, out: pathlib.Path) -> dict:
         """``privacy.csv`` (one row per record), ``privacy_features.csv`` (one row per feature)
@@ -157,6 +185,13 @@ class AuditReport(Report, kind="audit", csv_name="mse.csv"):
             for r in self.records:
                 for c, pin, wd in zip(r.passive_columns, r.privacy["pinned"], r.privacy["width"]):
                     w.writerow([r.dataset, r.n_passive, r.seed, c, pin, wd, r.privacy["tau"]])
+        rows = self.party_rows()
+        if rows:
+            paths["parties_csv"] = out / "parties.csv"
+            with open(paths["parties_csv"], "w", newline="") as fh:
+                w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+                w.writeheader()
+                w.writerows(rows)
         if any(r.arrays for r in self.records):
             (out / "arrays").mkdir(exist_ok=True)
             for r in self.records:
@@ -191,3 +226,22 @@ def _merge(dicts):
         for k, v in d.items():
             total[k] = total.get(k, 0) + v
     return total
+
+
+def _party_rows(ds, d, recs) -> list[dict]:
+    """Each passive party of one (dataset, d) group, its numbers averaged over the seeds."""
+    rows = []
+    for name, first in recs[0].parties.items():
+        entries = [r.parties[name] for r in recs if name in r.parties]
+        mse = {m: _mean([e["mse"].get(m, np.nan) for e in entries]) for m in first["mse"]}
+        scored = {m: v for m, v in mse.items() if m not in ("random", "mean") and np.isfinite(v)}
+        best = min(scored, key=scored.get) if scored else None
+        rows.append({"dataset": ds, "n_passive": d, "party": name, "n_features": first["n_features"],
+                     "columns": " ".join(str(c) for c in first["columns"]), "best_attack": best,
+                     "best_mse": scored[best] if best else float("nan"),
+                     "radius_median": _mean([e["radius"]["median"] for e in entries]),
+                     "radius_p90": _mean([e["radius"]["p90"] for e in entries]),
+                     "radius_lower_median": _mean([e["radius_lower_median"] for e in entries]),
+                     "below_threshold": _mean([e["below_threshold"] for e in entries]),
+                     "pinned": _mean([e.get("pinned", np.nan) for e in entries])})
+    return rows
