@@ -35,6 +35,7 @@ from .attacks import (
     whitebox_attack,
 )
 from .audit import DesignResult, Result, design_release, run_audit, run_known_input, run_release_sweep, run_threat_audit
+from .audit.privacy import party_radii
 from .model import VFLModel, train_vfl_model
 from .release import Release, release_to_bounds
 from .report import render, verify_report
@@ -82,6 +83,7 @@ __all__ = [
     "orthogonal_defence",
     "refine_adversary_model",
     "release_to_bounds",
+    "party_radii",
     "render",
     "report",
     "run_audit",

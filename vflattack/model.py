@@ -169,6 +169,10 @@ class VFLModel:
             precision = "float64"
         if precision not in _PRECISIONS:
             raise InvalidInputError(f"precision must be one of {_PRECISIONS}; got {precision!r}")
+        if precision == "float32" and link not in ("softmax", "ovr", "identity"):
+            raise InvalidInputError(f"precision 'float32' models a torch deployment (links ovr and identity); "
+                                    f"SecretFlow-Serving applies its link {link!r} in double: leave precision at "
+                                    f"float64, or bound the values' error with a release (e.g. 'float32')")
         if link == "softmax" and precision == "float32":
             raise InvalidInputError("precision 'float32' on a softmax model: audit its scores with the release "
                                     "'float32' (Release('float32'), --release float32) instead")

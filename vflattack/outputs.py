@@ -9,16 +9,23 @@ interval to the interval of logits that could have produced it
 (:meth:`vflattack.links.Link.preimage`: a point where h is strictly monotone, a half-line where
 it saturates, the hull of a union where a polynomial link turns, marked ``outer``). Each output
 then gives one **interval row** ``L_j <= W_pas[j] x <= U_j``: k rows, not the k - 1 differences
-of a softmax. The record always lies in the set (every bound is rounded outward), so every
-certificate chebcenter computes on it holds.
+of a softmax. The record always lies in the set (every bound is rounded outward). One limit
+is chebcenter's, not this module's: an interval no wider than chebcenter's row tolerance
+(2 tau, about 1e-9 of the row's reach) is solved as the equation through its midpoint, and a
+radius can then fall short of the thin set's by about tau over the rows' conditioning (a review
+measured 9e-9 on a unit box at a corner); until chebcenter widens those radii, such misses are
+at that scale, not at the scale of the data.
 
 **float32 deployments** (``VFLModel.precision == "float32"``: SecretFlow's links, a torch
 bottom model) compute the logits and the value in float32. Two more terms widen the rows:
 
-* the value: the published float32 number is the exact value rounded once, so it is within
-  ``|v| u / (1 - u)`` (u = 2^-24) of it, or half a subnormal spacing below 2^-126 (as the
-  ``float32`` release); a link evaluated in float32 adds its own evaluation error
-  (:meth:`vflattack.links.Link.float32_error` where the link defines one);
+* the value: for the identity link the published float32 number is the logit itself (its
+  error is the logit's, below); for ``ovr`` the sigmoid is evaluated in float32 as torch does,
+  ``1 / (1 + exp(-z))``: three operations of at most half an ulp each and an ``exp`` of at most
+  2 ulps (u = 2^-24 relative), together within ``(1 + u)^3 (1 + 4u) - 1 < 8u`` of the exact
+  sigmoid of the float32 logit, so each value is widened by ``8 u |v|``, or half a subnormal
+  spacing below 2^-126 (precision float32 is refused for SecretFlow's links, which its
+  serving applies in double);
 * the logit: a float32 dot product of n terms, with the weights and features themselves
   rounded to float32, is within ``gamma_{n+3} (sum |W_act[j]| |y| + sum |W_pas[j]| + |b_j|)``
   of the real one (Higham, Accuracy and Stability, §3.1, ``gamma_m = m u / (1 - m u)``; the 3
@@ -42,7 +49,6 @@ __all__ = ["OUTPUT_RELEASES", "output_bounds", "published_outputs"]
 #: outputs take (the others read orders or pairs of softmax scores)
 OUTPUT_RELEASES = ("exact", "round", "noise", "gaussian", "laplace", "sig", "float32", "clip")
 _U32 = 2.0 ** -24
-_F32_REL = _U32 / (1.0 - _U32)
 _F32_ABS = 2.0 ** -150
 _EPS = np.finfo(float).eps
 
@@ -63,11 +69,12 @@ def published_outputs(model: VFLModel, Y: Any, X: Any) -> np.ndarray:
     z = (Y.astype(f32) @ model.W_act.T.astype(f32) + X.astype(f32) @ model.W_pas.T.astype(f32)
          + model.b.astype(f32)).astype(float)
     with np.errstate(all="ignore"):
-        if model.link == "ovr":
-            v = 1.0 / (1.0 + np.exp(-z))
+        if model.link == "ovr":   # in float32, as torch.sigmoid
+            z32 = z.astype(f32)
+            v = f32(1.0) / (f32(1.0) + np.exp(-z32))
         else:
             v = model.yhat_scale * np.asarray(_output_link(model.link)(z), dtype=float)
-    return v.astype(f32).astype(float)
+    return np.asarray(v).astype(f32).astype(float)
 
 
 def output_bounds(model: VFLModel, released: Any, Y: Any, release: Any):
@@ -139,8 +146,8 @@ def _value_interval(model, V, release):
     else:
         t = np.broadcast_to(np.asarray(release.half_widths(V), dtype=float), V.shape)
     t = t + 4.0 * _EPS * np.abs(V)
-    if model.precision == "float32":
-        t = t + np.maximum(_F32_REL * (np.abs(V) + t), _F32_ABS)
+    if model.precision == "float32":   # module docstring: 8 u |v| bounds ovr's float32 sigmoid (and a cast)
+        t = t + np.maximum(8.0 * _U32 * (np.abs(V) + t), _F32_ABS)
     v_lo, v_hi = V - t, V + t
     if release.kind == "clip":
         eps = release.value

@@ -15,7 +15,7 @@ import chebcenter as cc
 from .._errors import UnreadableReleaseWarning
 from .._validate import InvalidInputError
 from ..model import VFLModel
-from ..release import BoundedSystem, Release, release_to_bounds, verdict
+from ..release import BoundedSystem, Release, _Recovered, release_to_bounds, verdict
 from ..system import LinearSystem, scores_to_system
 from .prior import PRIOR_METHODS, Prior
 
@@ -248,6 +248,19 @@ def whitebox_attack(model: VFLModel, scores: Any, Y: Any,
     """
     if not isinstance(model, VFLModel):
         raise InvalidInputError(f"model must be a VFLModel; got {type(model).__name__}")
+    if model.link != "softmax" and log_scores:
+        if model.link != "ovr":
+            raise InvalidInputError(f"log_scores applies to probabilities (links softmax and ovr); this model's link "
+                                    f"is {model.link!r}: pass its outputs")
+        if release is not None and not release.exact:
+            raise InvalidInputError("log_scores applies to exact scores; a release says how its values were published")
+        # log sigmoid(z) -> sigmoid(z): exp's result is within |dl| + 1 ulp (relative) of the exact
+        # one, and the logged l carries at most one ulp of its own, eps |l|: each value is bounded
+        # by 4 eps (|l| + 2) of it, audited as bounded noise of those widths
+        ls = np.asarray(scores, dtype=float)
+        with np.errstate(over="ignore", invalid="ignore"):
+            scores = np.exp(ls)
+            release = _Recovered("noise", 0.0, half=4.0 * np.finfo(float).eps * (np.abs(ls) + 2.0) * scores)
     if model.link != "softmax" or (release is not None and not release.exact):
         release = release if release is not None else Release()
         bounded = release_to_bounds(model, scores, Y, release)

@@ -64,13 +64,16 @@ def write_log(model: VFLModel, Y: Any, X: Any, directory: Any, *, ids: Any = Non
     """Write what a deployment would log: ``predictions.parquet`` (id, active features, scores)
     and ``passive.parquet`` (id, passive features), each in ``partitions`` parts. With a
     ``release`` the scores are logged as that release publishes them (:meth:`Release.publish`,
-    noise drawn from ``rng``; columns as in the module docstring) and ``log_scores`` is ignored."""
+    noise drawn from ``rng``; columns as in the module docstring) and ``log_scores`` is ignored,
+    as it is for a model whose link is not softmax (its outputs are logged as ``p0..``, as the
+    deployment computes them)."""
     _, dd, pd = _dask()
     out = pathlib.Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     Y, X = np.asarray(Y, dtype=float), np.asarray(X, dtype=float)
     ids = np.arange(X.shape[0]) if ids is None else np.asarray(ids)
-    if release is not None and not release.exact:
+    if (release is not None and not release.exact) or model.link != "softmax":   # a link model: its outputs
+        release = release if release is not None else Release()
         cols = _published_columns(release.publish(model, Y, X, rng), release)
     else:
         S = model.predict_log_proba(Y, X) if log_scores else model.predict_proba(Y, X)
@@ -394,5 +397,6 @@ def _result(summaries, methods, model, log, passive_log, n_parts) -> Result:
         records.append(rec)
     config = {"log": str(log), "passive_log": None if passive_log is None else str(passive_log), "rows": rows,
               "partitions": n_parts, "n_passive": model.n_passive, "n_classes": model.n_classes,
-              "methods": list(methods), "reconstructions": "reconstructions/part.*.parquet"}
+              "methods": list(methods), "reconstructions": "reconstructions/part.*.parquet",
+              "link": model.link, "parties": {n: list(c) for n, c in zip(model.party_names, model.parties)}}
     return Result("log_audit", records, config)

@@ -21,9 +21,11 @@ from typing import Any
 
 import numpy as np
 
+import chebcenter as cc
+
 from ..model import VFLModel
 
-__all__ = ["Exposure", "exposure", "party_summary", "privacy_summary"]
+__all__ = ["Exposure", "exposure", "party_radii", "party_summary", "privacy_summary"]
 
 
 @dataclass
@@ -128,6 +130,19 @@ def privacy_summary(X: np.ndarray, reconstructions: dict, rows: np.ndarray, prio
     }
 
 
+def _separable_rows(A: np.ndarray, cols: np.ndarray) -> np.ndarray | None:
+    """The rows of ``A`` that touch the columns ``cols``, when none of them touches another
+    column (the party's rows are its own: a block of a block-diagonal A, as a split bottom model
+    has). Then S = S_p x S_rest and the projection of S onto the party is S_p itself, a smaller
+    problem. None when the party shares a row with another (or has no row: the box)."""
+    mask = np.zeros(A.shape[1], dtype=bool)
+    mask[cols] = True
+    touches = np.any(A[:, mask] != 0, axis=1)
+    if not touches.any() or np.any(A[touches][:, ~mask] != 0):
+        return None
+    return np.flatnonzero(touches)
+
+
 def _party_radii(model: VFLModel, B: np.ndarray | None, valid: np.ndarray, system: Any, cols: np.ndarray):
     """Per record, the certified minimax radius of one party's features, r*_p / sqrt(d_p): the
     Chebyshev center of the projection of S onto the party's columns (chebcenter's ``of=``,
@@ -136,10 +151,17 @@ def _party_radii(model: VFLModel, B: np.ndarray | None, valid: np.ndarray, syste
     up, low = np.full(N, np.nan), np.full(N, np.nan)
     if not valid.any():
         return up, low
-    if system is None:
-        rad = model.box_slice.centers(B[valid], method="auto", on_inconsistent="project", of=cols)
+    sl = model.box_slice if system is None else model.pair_box_slice
+    own = _separable_rows(sl.A, cols)
+    if own is not None:   # S is the product of the party's set and the rest's: its projection is its own set
+        sl = cc.BoxSlice(sl.A[np.ix_(own, cols)], lo=0.0, hi=1.0)
+        of = None
     else:
-        rad = model.pair_box_slice.centers(method="auto", lower=system.L[valid], upper=system.U[valid], of=cols)
+        own, of = slice(None), cols
+    if system is None:
+        rad = sl.centers(B[valid][:, own], method="auto", on_inconsistent="project", of=of)
+    else:
+        rad = sl.centers(method="auto", lower=system.L[valid][:, own], upper=system.U[valid][:, own], of=of)
     ok = rad.ok
     scale = np.sqrt(cols.size)
     up[valid] = np.where(ok, rad.radii, np.nan) / scale
@@ -177,4 +199,38 @@ def party_summary(model: VFLModel, X: np.ndarray, reconstructions: dict, rows: n
             ranged = np.all(np.isfinite(width), axis=1)
             entry["pinned"] = float(np.mean(width[ranged] <= tau + 1e-12)) if ranged.any() else float("nan")
         out[name] = entry
+    return out
+
+
+def party_radii(model: VFLModel, published: Any, Y: Any, release: Any = None) -> dict:
+    """Each passive party's certified minimax radius r*_p per record: how closely the
+    strongest adversary can be sure to estimate that party's features from what was published
+    (the Chebyshev center of the projection of each record's set onto the party's columns,
+    docs/theory.md §10). ``published`` and ``release`` as for
+    :func:`vflattack.whitebox_attack`. Returns ``{party name: (N,) radii}`` (not divided by
+    sqrt(d_p); NaN where the scores are refused or no certificate was reached).
+
+    Examples
+    --------
+    >>> import numpy as np, vflattack as va
+    >>> m = va.VFLModel(np.zeros((2, 0)), np.array([[1.0, 0, 0], [0, 1.0, 1.0]]), np.zeros(2), link="identity",
+    ...                 parties=[[0], [1, 2]])
+    >>> r = party_radii(m, np.array([[0.5, 1.0]]), None)    # x1 = 0.5 pinned; x2 + x3 = 1
+    >>> round(float(r["P1"][0]), 9), round(float(r["P2"][0]), 6)
+    (0.0, 0.707107)
+    """
+    from ..release import Release, release_to_bounds
+    from ..system import scores_to_system
+
+    rel = Release() if release is None else release
+    if model.link != "softmax" or not rel.exact:
+        system = release_to_bounds(model, published, Y, rel)
+        B, valid = None, system.valid
+    else:
+        lin = scores_to_system(model, published, Y)
+        system, B, valid = None, np.nan_to_num(lin.B), lin.valid
+    out = {}
+    for name, block in zip(model.party_names, model.parties):
+        cols = np.asarray(block, dtype=np.int64)
+        out[name] = _party_radii(model, B, valid, system, cols)[0] * np.sqrt(cols.size)
     return out

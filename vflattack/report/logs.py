@@ -26,7 +26,9 @@ class LogAuditReport(Report, kind="log_audit", csv_name="mse.csv"):
 
     def table(self) -> str:
         c = self.config
-        head = (f"prediction log {c['log']}, release: {c.get('release_words', 'exact scores')}: "
+        link = c.get("link", "softmax")
+        head = (f"prediction log {c['log']}, " + (f"link: {link}, " if link != "softmax" else "")
+                + f"release: {c.get('release_words', 'exact scores')}: "
                 f"{c['rows']} predictions in {c['partitions']} partitions, "
                 f"d = {c['n_passive']} passive features, k = {c['n_classes']}, "
                 + (f"MSE on {self.records[0]['rows_scored']} rows joined with the passive log"
@@ -44,7 +46,26 @@ class LogAuditReport(Report, kind="log_audit", csv_name="mse.csv"):
             st = ", ".join(f"{k}:{v}" for k, v in r["status"].items())
             mse = f"{r['mse']:>10.5f}" if r["mse"] is not None and np.isfinite(r["mse"]) else f"{'—':>10}"
             lines.append(f"  {r['method']:<10} {mse}  {st}")
+        lines += self._party_lines()
         if c.get("skipped_without_prior"):
             lines.append(f"  not run (they need a prior: --prior-file): {', '.join(c['skipped_without_prior'])}")
         lines.append(f"  reconstructions and statuses: {c['reconstructions']}")
         return "\n".join(lines)
+
+
+    def _party_lines(self) -> list[str]:
+        """Each passive party's MSE per method (the mean of its features' MSE), when the model
+        names several parties and the passive log was joined."""
+        parties = self.config.get("parties") or {}
+        if len(parties) < 2:
+            return []
+        out = []
+        for name, cols in parties.items():
+            cells = []
+            for r in self.records:
+                per = r.get("mse_per_feature")
+                if per is not None:
+                    cells.append(f"{r['method']} {float(np.mean(np.asarray(per, dtype=float)[cols])):.5f}")
+            out.append(f"  party {name} (passive columns {', '.join(str(c) for c in cols)}): MSE "
+                       + ("; ".join(cells) if cells else "— (no passive log)"))
+        return out
