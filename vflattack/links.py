@@ -415,20 +415,12 @@ class Link:
                 return y + 2.0 * e < wl[rows]
             return y - 2.0 * e > wh[rows]
         rows = np.arange(A.size)
-        if side == "lo":
-            p_start = pred(A, rows)
-            p_end = pred(B, rows)
-            out = A.copy()
-            empty = p_start & p_end
-            need = p_start & ~p_end
-            l, r = _bits_key(A[need]), _bits_key(B[need])
-        else:
-            p_start = pred(B, rows)
-            p_end = pred(A, rows)
-            out = B.copy()
-            empty = p_start & p_end
-            need = p_start & ~p_end
-            l, r = _bits_key(A[need]), _bits_key(B[need])
+        start, end = (A, B) if side == "lo" else (B, A)   # the search runs from start towards end
+        p_start, p_end = pred(start, rows), pred(end, rows)
+        out = start.copy()
+        empty = p_start & p_end
+        need = p_start & ~p_end
+        l, r = _bits_key(A[need]), _bits_key(B[need])
         idx = np.nonzero(need)[0]
         # bisection over the floats of [l, r]: the predicate holds at l ('lo') or r ('hi')
         while idx.size:

@@ -41,13 +41,16 @@ import numpy as np
 
 from ._validate import InvalidInputError, as_active
 from .model import VFLModel, _output_link
+from .release import TABLE, BoundedSystem
 from .system import ScoreFlag
 
 __all__ = ["OUTPUT_RELEASES", "output_bounds", "published_outputs"]
 
 #: the release kinds that bound each published value on its own, which is what a link's
 #: outputs take (the others read orders or pairs of softmax scores)
-OUTPUT_RELEASES = ("exact", "round", "noise", "gaussian", "laplace", "sig", "float32", "clip")
+#: (each kind's ``output_links`` in :data:`vflattack.release.TABLE`: any link, then ovr's only)
+OUTPUT_RELEASES = tuple([name for name, e in TABLE.items() if e.output_links == "any"]
+                        + [name for name, e in TABLE.items() if e.output_links == "ovr"])
 _U32 = 2.0 ** -24
 _F32_ABS = 2.0 ** -150
 _EPS = np.finfo(float).eps
@@ -87,14 +90,12 @@ def output_bounds(model: VFLModel, released: Any, Y: Any, release: Any):
     >>> import numpy as np, vflattack as va
     >>> m = va.VFLModel(np.zeros((1, 0)), np.array([[2.0, 2.0]]), np.zeros(1), link="t1", precision="float64")
     >>> sysb = output_bounds(m, np.array([[1.0], [0.75]]), None, va.Release())
-    >>> sysb.L.round(9).tolist(), bool(np.isinf(sysb.U[0, 0])), sysb.U[1].round(9).tolist()
-    ([[2.0], [1.0]], True, [1.0])
+    >>> sysb.L.round(9).tolist(), sysb.U.round(9).tolist()   # a saturated 1: z >= 2, up to z's reach 4
+    ([[2.0], [1.0]], [[4.0], [1.0]])
     """
-    from .release import BoundedSystem
-
-    kind = release.kind
-    if kind not in OUTPUT_RELEASES or (kind == "clip" and model.link != "ovr"):
-        allowed = ", ".join(k for k in OUTPUT_RELEASES if k != "clip") + (", clip" if model.link == "ovr" else "")
+    links = release.entry.output_links
+    if links is None or (links == "ovr" and model.link != "ovr"):
+        allowed = ", ".join(k for k in OUTPUT_RELEASES if TABLE[k].output_links == "any" or model.link == "ovr")
         raise InvalidInputError(f"release {release.spec!r} reads softmax scores; a model with link {model.link!r} "
                                 f"publishes each output on its own: release must be one of {allowed}")
     V = np.asarray(released, dtype=np.float64)
