@@ -23,7 +23,7 @@ import numpy as np
 from .._errors import MissingBackendError
 from ..results import Status
 
-__all__ = ["EbtDual", "ProjectionQP", "import_cvxpy", "status_of"]
+__all__ = ["EbtDual", "ProjectionQP", "WeightedEbtDual", "import_cvxpy", "status_of"]
 
 
 def import_cvxpy(what: str = "this route"):
@@ -74,16 +74,17 @@ class EbtDual(_Parametric):
     r"""The Eldar-Beck-Teboulle dual of ``{x : x^T Q_i x + 2 g_i^T x + t_i <= 0, i < k}``.
 
     ``minimise tau - t^T alpha`` over ``alpha >= 0`` subject to
-    ``[[M, v], [v^T, tau]] >= 0`` and ``M >= I``, with ``M = sum alpha_i Q_i`` and
-    ``v = sum alpha_i g_i``; the relaxed center is ``-M^{-1} v``. The ``Q_i`` are fixed:
-    either given (``Qs``, shape (k, n, n)) or rank one, ``Q_i = f_i f_i^T`` with ``f_i`` the
-    rows of ``factors`` (a box slice in u-space: the rows of W). ``g`` and ``t`` are
-    Parameters, set per solve.
+    ``[[M, v], [v^T, tau]] >= 0`` and ``M >= G``, with ``M = sum alpha_i Q_i`` and
+    ``v = sum alpha_i g_i``; the relaxed center is ``-M^{-1} v``. ``G`` is ``I`` (the set's
+    own center) or a fixed ``gram = K^T K`` (the image ``K u``: docs/theory.md §10, "rcc1
+    with of="). The ``Q_i`` are fixed: either given (``Qs``, shape (k, n, n)) or rank one,
+    ``Q_i = f_i f_i^T`` with ``f_i`` the rows of ``factors`` (a box slice in u-space: the rows
+    of W). ``g`` and ``t`` are Parameters, set per solve.
     """
 
-    def __init__(self, solver: str, Qs=None, factors=None):
+    def __init__(self, solver: str, Qs=None, factors=None, gram=None):
         super().__init__(solver)
-        cp = import_cvxpy("the RCC1 relaxation")
+        cp = import_cvxpy("the RCC1 relaxation" if gram is None else "the weighted RCC1 relaxation (rcc1 with of=)")
         if factors is not None:
             F = np.asarray(factors, dtype=float)
             k, n = F.shape
@@ -99,12 +100,32 @@ class EbtDual(_Parametric):
         tau = cp.Variable((1, 1))
         v = cp.reshape(self.g.T @ self.alpha, (n, 1), order="F")
         big = cp.bmat([[M, v], [v.T, tau]])
-        self.problem = cp.Problem(cp.Minimize(tau[0, 0] - self.t @ self.alpha),
-                                  [(big + big.T) / 2 >> 0, (M + M.T) / 2 >> np.eye(n)])
+        if gram is None:
+            above = (M + M.T) / 2 >> np.eye(n)
+        else:
+            G = np.asarray(gram, dtype=float)
+            above = (M + M.T) / 2 - 0.5 * (G + G.T) >> 0
+        self.problem = cp.Problem(cp.Minimize(tau[0, 0] - self.t @ self.alpha), [(big + big.T) / 2 >> 0, above])
 
     def solve(self, g, t):
         """``(alpha, cvxpy status)``; alpha None when the solver gave no point."""
         return self._solve([(self.g, g), (self.t, t)], self.alpha)
+
+
+class WeightedEbtDual(EbtDual):
+    r""":class:`EbtDual` for the image ``K u`` (``gram = K^T K``): the box slice's rank-one
+    quadratics (``factors``, the rows of W). The center is ``K (-M^{-1} v)``; its radius is the
+    certificate recomputed from alpha (:func:`chebcenter.methods.image.weighted_certificate`),
+    never the objective."""
+
+    def __init__(self, solver: str, factors, gram):
+        super().__init__(solver, factors=factors, gram=gram)
+
+    def solve(self, g, t):
+        """``(alpha, cvxpy status, objective)``; alpha None when the solver gave no point."""
+        alpha, status = super().solve(g, t)
+        value = self.problem.value
+        return alpha, status, float(value) if value is not None else float("nan")
 
 
 class ProjectionQP(_Parametric):

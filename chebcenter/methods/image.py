@@ -28,7 +28,8 @@ from ..kernels.vertices import candidate_count
 from ..results import Status
 from .spec import Context, Extra, MethodOutput, MethodSpec
 
-__all__ = ["IMAGE_EXACT_OPTIONS", "as_image_map", "image_spec", "relaxation_radius"]
+__all__ = ["IMAGE_EXACT_OPTIONS", "as_image_map", "image_hull_radius", "image_rcc1_spec", "image_spec", "relaxation_radius",
+           "weighted_certificate"]
 
 _EPS = float(np.finfo(float).eps)
 
@@ -202,3 +203,247 @@ def image_exact(ctx: Context, Lf: np.ndarray, capacity: int, max_candidates: int
     if any(v is not None for v in check):
         extras["check"] = check
     return MethodOutput(np.full((n, d), np.nan), R, codes, extras)
+
+
+# -- rcc1 with of=: the weighted EBT relaxation (docs/theory.md §10, "rcc1 with of=") ----------
+
+#: how far above the solver's own objective a certified radius may sit for the row to stay
+#: OPTIMAL: relative, plus absolute in the core's units (half-widths <= 1), as rcc1's own
+#: ordering checks (``relax._ORDER_CHECK``, ``relax._ORDER_FLOOR``)
+_WEIGHTED_GAP = 1e-7
+_WEIGHTED_FLOOR = 1e-5
+
+
+def weighted_certificate(W, K, Lx, q, c, t, alpha, rho):
+    """The certified bound of the weighted RCC1 dual at the weights ``alpha`` (any ``alpha >= 0``).
+
+    The set is ``{q + W u : (q_i + w_i^T u - lo_i)(q_i + w_i^T u - hi_i) <= 0}`` (``c = q - m``,
+    ``t_i = (q_i - lo_i)(q_i - hi_i)`` for the box widened to cover the representation's
+    rounding), ``K = Lx W_x`` the image map on u (``W_x``: W's rows of x, ``Lx`` the map on x),
+    ``rho >= ||u||`` on the set. With ``M = W^T D_alpha W``, ``v = W^T D_alpha c`` and any f > 0
+    with ``f M >= K^T K``, every u of the set and any z satisfy
+
+        ||K (u - z)||^2 <= f (u - z)^T M (u - z) <= f (z^T M z - alpha^T t - 2 r^T u),  r = M z + v,
+
+    (the first from ``f M >= K^T K``, the second from ``sum alpha_i (...)(...) <= 0``), so
+    ``eta = f (z^T M z - alpha^T t + 2 rho ||r||)`` bounds ``max ||K u - K z||^2``; at
+    ``z = -M^{-1} v`` it is ``f (v^T M^{-1} v - alpha^T t)``, the dual's objective. ``f`` is
+    the generalised eigenvalue ``lambda_max(K^T K, M)`` widened until the floating-point
+    ``f M - K^T K`` is proved positive semidefinite despite the rounding of M, of K and of the
+    subtraction (a verified Cholesky factorisation,
+    :func:`chebcenter.kernels.rcc1_certificate._verified_above`); eta gets an allowance of
+    ``16 (k + p + q) eps`` times the size of its terms before cancellation.
+
+    Returns ``(z, eta)``; ``(None, nan)`` when no f could be proved (M singular)."""
+    norms = np.linalg.norm(W, axis=1)
+    alpha = np.asarray(alpha, dtype=np.float64)
+    if not np.all(np.isfinite(alpha)):
+        return None, math.nan
+    alpha = np.where((alpha > 0.0) & (norms > 0.0), alpha, 0.0)
+    amax = float(np.max(alpha, initial=0.0))
+    if not amax > 0.0:
+        return None, math.nan
+    # a weight on every live row keeps M positive definite (W has full column rank); it adds
+    # about ``lift`` (relative) to eta, and f's proof needs lambda_min(M) well above the
+    # rounding: a few lifts are tried and the smallest bound is kept
+    best_z, best = None, math.inf
+    for lift in (1e-10, 1e-8, 1e-7, 1e-6):
+        z, eta = _weighted_bound(W, K, Lx, c, t, alpha + np.where(norms > 0.0, lift * amax, 0.0), rho)
+        if z is not None and eta < best:
+            best_z, best = z, eta
+    if best_z is None:
+        return None, math.nan
+    return best_z, best
+
+
+def _weighted_bound(W, K, Lx, c, t, alpha, rho):
+    """:func:`weighted_certificate` at weights that make M positive definite."""
+    import scipy.linalg
+
+    from ..kernels.rcc1_certificate import _verified_above
+
+    k, p = W.shape
+    qd = K.shape[0]
+    M = (W.T * alpha) @ W
+    M = 0.5 * (M + M.T)
+    v = W.T @ (alpha * c)
+    G = K.T @ K
+    G = 0.5 * (G + G.T)
+    absW = np.abs(W)
+    Aabs = (absW.T * alpha) @ absW              # >= |M| entrywise, with its rounding
+    # |K_true - K| <= eK entrywise (the product Lx W_x), then ||G_true - G||_2 <= tau_g
+    Kabs = np.abs(Lx) @ absW[: Lx.shape[1]]
+    eK = (Lx.shape[1] + 2) * _EPS * Kabs
+    absK = np.abs(K)
+    tau_g = float(np.linalg.norm(2.0 * absK.T @ eK + eK.T @ eK + (qd + 2) * _EPS * absK.T @ absK))
+    tau_m = float((k + 2) * _EPS * np.linalg.norm(Aabs))
+    try:
+        lam = float(np.linalg.eigvalsh(M)[0])
+        mu = float(scipy.linalg.eigh(G, M, eigvals_only=True)[-1]) if qd else 0.0
+    except (np.linalg.LinAlgError, ValueError):
+        return None, math.nan
+    if not (lam > 0.0 and math.isfinite(mu)):
+        return None, math.nan
+    mu = max(mu, 0.0)
+    f = math.nan
+    for bump in (1e-12, 1e-9, 1e-6, 1e-3, 1e-1):
+        fc = mu * (1.0 + bump)
+        tau_n = fc * tau_m + tau_g + 4.0 * _EPS * (fc * float(np.linalg.norm(M)) + float(np.linalg.norm(G)))
+        fc += 4.0 * tau_n / lam * (1.0 + bump)
+        tau_n = fc * tau_m + tau_g + 4.0 * _EPS * (fc * float(np.linalg.norm(M)) + float(np.linalg.norm(G)))
+        if _verified_above(np.ascontiguousarray(fc * M - G), tau_n):
+            f = fc
+            break
+    if not math.isfinite(f):
+        return None, math.nan
+    # the bound holds for any z; at a singular optimum (a weight 0 where L does not look) the
+    # solver's v is in M's range only to its tolerance and -M^{-1} v is far off: so z is also
+    # tried as the truncated -M^+ v (eigenvalues below a few thresholds dropped), and the
+    # smallest bound is kept
+    absv = absW.T @ np.abs(alpha * c)
+    at = float(alpha @ t)
+    sat = float(np.sum(np.abs(alpha * t)))
+    ev, Ev = np.linalg.eigh(M)
+    coef = Ev.T @ v
+    best_z, best = None, math.inf
+    for cut in (None, 1e-12, 1e-10, 1e-8, 1e-6):
+        if cut is None:
+            try:
+                cho = scipy.linalg.cho_factor(M)
+                z = -scipy.linalg.cho_solve(cho, v)
+                z -= scipy.linalg.cho_solve(cho, M @ z + v)     # one step of refinement
+            except (np.linalg.LinAlgError, ValueError):
+                continue
+        else:
+            keep = ev > cut * ev[-1]
+            z = -Ev[:, keep] @ (coef[keep] / ev[keep])
+        if not np.all(np.isfinite(z)):
+            continue
+        r = M @ z + v
+        az = np.abs(z)
+        mz = Aabs @ az
+        err_r = (k + p + 4) * _EPS * float(np.linalg.norm(mz + absv)) + tau_m * float(np.linalg.norm(z))
+        core = float(z @ (M @ z)) - at + 2.0 * rho * (float(np.linalg.norm(r)) + err_r)
+        scale = float(az @ mz) + sat + 2.0 * rho * float(np.linalg.norm(mz + absv)) + tau_m * float(az @ az)
+        eta = f * (core + 16.0 * (k + p + qd) * _EPS * scale)
+        if eta < best:
+            best_z, best = z, eta
+    z, eta = best_z, best
+    if z is None:
+        return None, math.nan
+    if not math.isfinite(eta):
+        return None, math.nan
+    return z, max(eta, 0.0)
+
+
+
+
+def image_rcc1_spec(base: MethodSpec, Lf: np.ndarray, solver: str) -> MethodSpec:
+    """A table entry for the dispatcher: rcc1's weighted relaxation of ``Lf S`` on the
+    normalised core (:func:`image_rcc1`); the image centers travel as ``image_center`` (the
+    core's frame), the radius is certified at the solver's weights."""
+    q = Lf.shape[0]
+    return MethodSpec(
+        base.name, lambda ctx: image_rcc1(ctx, Lf, solver), lies_in="none",
+        certifies="sqrt(eta): the weighted RCC1 dual value, recomputed from alpha (>= the radius of L S)",
+        extras=(Extra("image_center", "length", "f8", "the weighted RCC1 center of L S (the core's frame)",
+                      shape=(q,)),
+                Extra("eta", "squared_length", "f8", "the certified weighted RCC1 value (the core's frame)"),
+                Extra("solver_value", "squared_length", "f8", "the solver's objective (not a certificate)")))
+
+
+def image_rcc1(ctx: Context, Lf: np.ndarray, solver: str) -> MethodOutput:
+    """The weighted EBT dual of every row in cvxpy (:class:`chebcenter._core.cvxpy_forms.WeightedEbtDual`),
+    certified at its weights (:func:`weighted_certificate`). A row whose solver fails is
+    SOLVER_ERROR (the caller keeps the mapped center there); INACCURATE where the solver says
+    so or the certified value sits above its objective by more than its tolerance."""
+    from .._core.cvxpy_forms import WeightedEbtDual, status_of
+    from .relax import _dual_data, _lifted_dual_data, certificate_delta
+
+    prob = ctx.problem
+    d, q = prob.d, Lf.shape[0]
+    n = ctx.rows.size
+    C = np.full((n, q), np.nan)
+    R, eta, value = np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan)
+    codes = np.full(n, Status.OPTIMAL, dtype=np.int8)
+    check = np.full(n, None, dtype=object)
+    if ctx.on_intervals:
+        grp = ctx.group
+        W, p = grp.W, grp.p
+        Q, Lo, Hi, Cd, T = _lifted_dual_data(grp, ctx.k, ctx.Y0)
+        # the lifted rows scaled to half-widths about 1, as rcc1's own lifted route does
+        D = 1.0 / np.maximum(np.median(0.5 * (Hi - Lo), axis=0), 1e-300)
+        D[:d] = 1.0
+        W = np.ascontiguousarray(W * D[:, None])
+        Q, Lo, Hi, Cd, T = Q * D, Lo * D, Hi * D, Cd * D, T * D * D
+    else:
+        W, p = prob.W, prob.p
+        Q = ctx.Q
+        Lo, Hi = np.broadcast_to(prob.lo, Q.shape), np.broadcast_to(prob.hi, Q.shape)
+        Cd, T = _dual_data(prob, Q)
+    Wx = W[:d]
+    if p == 0:   # one point
+        C[:] = Q[:, :d] @ Lf.T
+        R[:], eta[:] = 0.0, 0.0
+        return MethodOutput(np.full((n, d), np.nan), R, codes, {"image_center": C, "eta": eta, "solver_value": value})
+    # the map scaled by a power of two (exactly) to norm about 1, for the solver's sake
+    sig = float(np.linalg.norm(Lf, 2))
+    two = 2.0 ** round(math.log2(sig)) if sig > 0 else 1.0
+    Ls = Lf / two
+    K = Ls @ Wx
+    delta = certificate_delta(prob, Q[:, :d]) if not ctx.on_intervals else \
+        4.0 * _EPS * (1.0 + np.max(np.abs(Q), axis=1, initial=0.0))
+    Td = (Q - Lo + delta[:, None]) * (Q - Hi - delta[:, None])
+    svals = np.linalg.svd(Wx, compute_uv=False)
+    smin = float(svals[-1]) - 4.0 * d * _EPS * float(svals[0]) if svals.size else 0.0
+    name = solver if solver in ("clarabel", "scs") else ("clarabel" if p <= 12 else "scs")
+    dual = WeightedEbtDual(name, W, K.T @ K)
+    for j in range(n):
+        qx = Q[j, :d]
+        if not smin > 0.0:
+            codes[j], check[j] = Status.SOLVER_ERROR, "the slice's basis is rank deficient in x"
+            continue
+        reach = np.maximum(Hi[j, :d] - qx, qx - Lo[j, :d]) + delta[j]
+        rho = float(np.linalg.norm(reach)) / smin * (1.0 + 1e-12)
+        alpha, status, val = dual.solve(Cd[j][:, None] * W, T[j])
+        st = status_of(status, dual=True)
+        if alpha is None or st > Status.INACCURATE:
+            codes[j], check[j] = Status.SOLVER_ERROR, f"cvxpy {name}: {status}"
+            continue
+        z, e = weighted_certificate(W, K, Ls, Q[j], Cd[j], Td[j], alpha, rho)
+        if z is None:
+            codes[j], check[j] = Status.SOLVER_ERROR, f"cvxpy {name}: no certificate from its weights"
+            continue
+        x = qx + Wx @ z
+        c = Lf @ x
+        # the rounding of Lf x, in the core's units
+        rounding = (d + p + 2) * _EPS * float(np.linalg.norm(np.abs(Lf) @ (np.abs(qx) + np.abs(Wx) @ np.abs(z))))
+        C[j], eta[j], value[j] = c, e * two * two, val * two * two
+        R[j] = two * math.sqrt(e) * (1.0 + 4.0 * _EPS) + rounding
+        if st != Status.OPTIMAL:
+            codes[j], check[j] = Status.INACCURATE, f"cvxpy {name}: {status}"
+        elif not eta[j] <= (math.sqrt(max(value[j], 0.0)) * (1.0 + _WEIGHTED_GAP) + _WEIGHTED_FLOOR) ** 2:
+            codes[j] = Status.INACCURATE
+            check[j] = "the certified weighted rcc1 value is above the solver's objective (not the optimum)"
+    out = {"image_center": C, "eta": eta, "solver_value": value}
+    if any(v is not None for v in check):
+        out["check"] = check
+    return MethodOutput(np.full((n, d), np.nan), R, codes, out)
+
+
+def image_hull_radius(L: np.ndarray, C: np.ndarray, lo: np.ndarray, hi: np.ndarray):
+    """The interval-hull bound about image centers ``C`` (rows, (N, q)) given directly: every x
+    of a set inside ``[lo, hi]`` has ``|L_i x - c_i| <= |L_i m - c_i| + |L_i| w`` (m, w: the
+    midpoint and half-widths), so ``max ||L x - c|| <= ||h||``, rounded up by ``8 (d + q + 2) eps``
+    relative plus the rounding of ``L m``, ``(d + 2) eps ||(|L| |m|)||``. Returns
+    ``(L m, h, bound)``; NaN rows of C give NaN."""
+    q, d = L.shape
+    up = 1.0 + 8.0 * (d + q + 2) * _EPS
+    absL = np.abs(L)
+    with np.errstate(invalid="ignore"):
+        mid, half = 0.5 * (lo + hi), 0.5 * (hi - lo)
+        Lm = mid @ L.T
+        h = np.abs(Lm - C) + half @ absL.T
+        bound = np.linalg.norm(h, axis=1) * up + (d + 2) * _EPS * np.linalg.norm(np.abs(mid) @ absL.T, axis=1)
+    bound[~np.all(np.isfinite(C), axis=1)] = np.nan
+    return Lm, h, bound

@@ -46,7 +46,14 @@ from ..kernels.linalg import rows_times
 from ..methods import REGISTRY
 from ..methods.dispatch import scatter_declared, solve
 from ..methods.exact import slice_vertices
-from ..methods.image import IMAGE_EXACT_OPTIONS, as_image_map, image_spec, relaxation_radius
+from ..methods.image import (
+    IMAGE_EXACT_OPTIONS,
+    as_image_map,
+    image_hull_radius,
+    image_rcc1_spec,
+    image_spec,
+    relaxation_radius,
+)
 from ..methods.ranges import RANGES
 from ..results import BatchResult, CenterResult, FeatureRanges, Status
 
@@ -499,13 +506,47 @@ class BoxSlice:
             centers[bad], radii[bad] = np.nan, np.nan
         else:
             res = self._run(L, U, spec, opts, on_inconsistent, given=given)
-            centers, radii, by_norm, by_hull = relaxation_radius(M, res.centers, res.radii,
-                                                                 *self._hull(L, U, on_inconsistent))
+            hull = self._hull(L, U, on_inconsistent)
+            centers, radii, by_norm, by_hull = relaxation_radius(M, res.centers, res.radii, *hull)
             codes = res.status_codes.copy()
             extras = dict(res.extras)
             extras.update(x_center=res.centers, x_radius=res.radii, radius_by_norm=by_norm, radius_by_hull=by_hull)
+            if spec.name == "rcc1" and self._core is not None:
+                self._image_rcc1(L, U, spec, opts, on_inconsistent, given, M, hull, centers, radii, codes, extras)
         nan = np.full(N, np.nan)
         return BatchResult(centers, radii, codes, spec.name, time.perf_counter() - t0, nan, nan.copy(), extras)
+
+    def _image_rcc1(self, L, U, spec, opts, on_inconsistent, given, M, hull, centers, radii, codes, extras):
+        """rcc1 with of=: the weighted relaxation (:func:`chebcenter.methods.image.image_rcc1`,
+        docs/theory.md §10) beside the mapped center, in place. Each row keeps whichever
+        certified radius is smaller with its center: the weighted one (its certificate, or the
+        interval-hull bound about its center where smaller) or the mapped one. A row whose
+        weighted solve failed keeps the mapped center and is INACCURATE at best."""
+        N = L.shape[0]
+        img = image_rcc1_spec(spec, np.ascontiguousarray(M[:, self._free]), opts["solver"])
+        Cw, Rw, cw, ex = self._image_exact(L, U, spec, opts, on_inconsistent, given, M, img)
+        Cw[cw > Status.INACCURATE] = np.nan
+        Rw[cw > Status.INACCURATE] = np.nan
+        _, _, hull_w = image_hull_radius(M, Cw, *hull)
+        Rw = np.fmin(Rw, hull_w)
+        mapped = radii.copy()
+        solved = (codes <= Status.INACCURATE) & (cw <= Status.INACCURATE) & np.isfinite(Rw)
+        take = solved & ~(mapped <= Rw)
+        route = np.where(take, "weighted", "mapped").astype(object)
+        route[codes > Status.INACCURATE] = None
+        check = extras.get("check", np.full(N, None, dtype=object)).copy()
+        failed = (codes <= Status.INACCURATE) & ~solved
+        for j in np.flatnonzero(failed):
+            why = ex["check"][j] or "no weighted solution"
+            check[j] = f"weighted rcc1: {why}; the mapped center and its bound are reported"
+        for j in np.flatnonzero(solved & (cw == Status.INACCURATE)):
+            check[j] = f"weighted rcc1: {ex['check'][j]}"
+        centers[take], radii[take] = Cw[take], Rw[take]
+        codes[solved] = np.maximum(codes[solved], cw[solved])
+        codes[failed] = np.maximum(codes[failed], Status.INACCURATE)
+        extras.update(radius_weighted=Rw, radius_mapped=mapped, weighted_eta=ex["eta"], image_route=route)
+        if any(v is not None for v in check):
+            extras["check"] = check
 
     def _hull(self, L, U, on_inconsistent):
         """Per row, an interval box containing the set: its feature ranges (outer intervals,
@@ -521,9 +562,10 @@ class BoxSlice:
         ok = (res.status_codes <= Status.INACCURATE)[:, None] & np.isfinite(lower) & np.isfinite(upper)
         return np.where(ok, np.maximum(lower, lo), lo), np.where(ok, np.minimum(upper, hi), hi)
 
-    def _image_exact(self, L, U, spec, opts, on_inconsistent, given, M):
+    def _image_exact(self, L, U, spec, opts, on_inconsistent, given, M, img=None):
         """The exact center of ``M S`` for every row (the dispatcher's one path with the
-        image's table entry, :func:`chebcenter.methods.image.image_spec`), in the user's
+        image's table entry, :func:`chebcenter.methods.image.image_spec`, or ``img``, another
+        image entry: :func:`chebcenter.methods.image.image_rcc1_spec`), in the user's
         coordinates: ``(centers, radii, codes, extras)``."""
         N, q = L.shape[0], M.shape[0]
         slices = U is L
@@ -542,10 +584,13 @@ class BoxSlice:
         lower, n_vertices = np.full(N, np.nan), np.full(N, -1, dtype=np.int64)
         residual = np.full(N, np.nan)
         check = np.full(N, None, dtype=object)
+        weighted, eta = img is not None, np.full(N, np.nan)
         good = np.flatnonzero(valid)
         if good.size:
             s = self.scale
-            img = image_spec(spec, np.ascontiguousarray(M[:, self._free]), opts["max_vertices"], opts["max_candidates"])
+            if img is None:
+                img = image_spec(spec, np.ascontiguousarray(M[:, self._free]), opts["max_vertices"],
+                                 opts["max_candidates"])
             Lg, Ug = L[good], U[good]
             if slices:
                 Bc = np.ascontiguousarray((Lg - self._offset) / s)
@@ -560,11 +605,16 @@ class BoxSlice:
             rounding = (self.d + 2) * np.finfo(float).eps * np.linalg.norm(
                 np.abs(M) @ np.abs(self._shift) + s * np.abs(Cn), axis=1)
             centers[good], radii[good], codes[good] = s * Cn + base, R * s + rounding, cz
-            lower[good] = ex["radius_lower"] * s
-            n_vertices[good] = ex["n_vertices"]
+            if "radius_lower" in ex:
+                lower[good] = ex["radius_lower"] * s
+                n_vertices[good] = ex["n_vertices"]
+            if weighted:   # the weighted rcc1 entry (image_rcc1_spec): its certified value, user units
+                eta[good] = ex["eta"] * s * s
             residual[good] = ex["rhs_residual"] * s
             if "check" in ex:
                 check[good] = ex["check"]
+        if weighted:
+            return centers, radii, codes, {"eta": eta, "check": check}
         extras = {"rhs_residual": residual, "radius_lower": lower, "n_vertices": n_vertices}
         if any(v is not None for v in check):
             extras["check"] = check

@@ -291,3 +291,65 @@ def test_bad_options_with_of():
 def test_module_level_function_takes_of():
     r = cc.chebyshev_center([[1.0, 1.0]], [1.0], method="exact", of=[1])
     assert r.center.tolist() == pytest.approx([0.5]) and r.radius == pytest.approx(0.5)
+
+
+# -- rcc1 with of=: the weighted EBT relaxation (docs/theory.md §10, "rcc1 with of=") ---------
+@pytest.mark.parametrize("seed, d, m, rows", [(2, 4, 2, "equality"), (3, 5, 2, "interval"), (4, 6, 2, "equality"),
+                                              (5, 3, 1, "interval")])
+def test_rcc1_weighted_between_exact_and_mapped(seed, d, m, rows):
+    """exact radius <= weighted rcc1 radius <= the mapped center's bound, and every planted
+    record (the vertices, random points of S) inside the returned ball."""
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((m, d))
+    B = rng.random((2, d)) @ A.T
+    P = cc.BoxSlice(A)
+    kw = {"B": B} if rows == "equality" else {"lower": B - 0.2, "upper": B + 0.2}
+    for of in ([0, 1], rng.standard_normal((2, d))):
+        Lm = as_image_map(of, d)
+        res = P.centers(method="rcc1", of=of, **kw)
+        ex = P.centers(method="exact", of=of, **kw)
+        assert all(s == cc.Status.OPTIMAL for s in res.status), res.extras.get("check")
+        assert np.all(res.radii >= ex.radii * (1.0 - 1e-12))
+        assert np.all(res.radii <= res.extras["radius_mapped"])
+        assert np.all(res.radii == np.fmin(res.extras["radius_weighted"], res.extras["radius_mapped"]))
+        for n in range(2):
+            lo_n, up_n = (B[n], B[n]) if rows == "equality" else (B[n] - 0.2, B[n] + 0.2)
+            V = brute_vertices(A, 0.0, 1.0, lo_n, up_n)
+            pts = np.vstack([V, rng.dirichlet(np.ones(V.shape[0]), 30) @ V]) @ Lm.T
+            far = np.max(np.linalg.norm(pts - res.centers[n], axis=1))
+            assert far <= res.radii[n] + PLANT_TOL * (1 + np.max(np.abs(pts))), (n, far, res.radii[n])
+
+
+def test_rcc1_weighted_strictly_tighter_than_mapped():
+    """A general L on a segment of the unit cube (d = 3, one equation): the weighted relaxation
+    is the exact image radius 0.559269, the mapped rcc1 center's bound 0.808973."""
+    rng = np.random.default_rng(1)
+    A = rng.standard_normal((1, 3))
+    b = A @ rng.random((3, 3))[0]
+    L = rng.standard_normal((2, 3))
+    P = cc.BoxSlice(A)
+    r = P.center(b, "rcc1", of=L)
+    e = P.center(b, "exact", of=L)
+    assert r.status == cc.Status.OPTIMAL and r.extras["image_route"] == "weighted"
+    assert abs(r.radius - 0.559269) < 1e-6 and abs(r.extras["radius_mapped"] - 0.808973) < 1e-6
+    assert e.radius <= r.radius <= e.radius * (1 + 1e-6)
+
+
+def test_weighted_certificate_holds_at_any_weights():
+    """The bound of docs/theory.md §10 holds for any alpha >= 0 (here alpha = 1 and a random
+    one), not only at the solver's optimum: sampled points of the set lie within it."""
+    from chebcenter.methods.image import weighted_certificate
+
+    rng = np.random.default_rng(7)
+    d, p = 5, 3
+    W, _ = np.linalg.qr(rng.standard_normal((d, p)))
+    x0 = rng.uniform(-0.5, 0.5, d)                       # a point of the box [-1, 1]^d
+    Lx = rng.standard_normal((2, d))
+    K = Lx @ W
+    U = rng.standard_normal((20_000, p)) * 0.6
+    Xs = x0 + U @ W.T
+    inside = np.all(np.abs(Xs) <= 1.0, axis=1)
+    for alpha in (np.ones(d), rng.uniform(0.1, 3.0, d)):
+        z, eta = weighted_certificate(W, K, Lx, x0, x0, (x0 + 1.0) * (x0 - 1.0), alpha, 2.0 * np.sqrt(d))
+        far = np.max(np.linalg.norm((U[inside] - z) @ K.T, axis=1))
+        assert far ** 2 <= eta
