@@ -56,7 +56,11 @@ def canonical_link(link: Any) -> str:
         return LINK_SPELLINGS[key]
     from .links import get_link
 
-    return get_link(link).name
+    try:
+        return get_link(link).name
+    except InvalidInputError as exc:
+        raise InvalidInputError(f"link must be softmax, ovr (alias sigmoid) or a link of vflattack.links; "
+                                f"{exc}") from None
 
 
 def _output_link(link: str):

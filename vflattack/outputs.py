@@ -142,7 +142,7 @@ def _value_interval(model, V, release):
     """``[v - t, v + t]``: the release's half-width (and for clip, the clipped ends opened),
     widened by the float64 arithmetic of the release itself (4 ulps of the value) and, for a
     float32 model, by float32's rounding of the value."""
-    if release.kind == "clip":
+    if release.entry.clips:
         t = np.zeros_like(V)
     else:
         t = np.broadcast_to(np.asarray(release.half_widths(V), dtype=float), V.shape)
@@ -150,7 +150,7 @@ def _value_interval(model, V, release):
     if model.precision == "float32":   # module docstring: 8 u |v| bounds ovr's float32 sigmoid (and a cast)
         t = t + np.maximum(8.0 * _U32 * (np.abs(V) + t), _F32_ABS)
     v_lo, v_hi = V - t, V + t
-    if release.kind == "clip":
+    if release.entry.clips:
         eps = release.value
         v_lo = np.where(np.isclose(V, eps, rtol=0, atol=1e-12), 0.0, v_lo)
         v_hi = np.where(np.isclose(V, 1.0 - eps, rtol=0, atol=1e-12), 1.0, v_hi)

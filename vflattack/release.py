@@ -16,13 +16,24 @@ lies in the set, so every certificate chebcenter computes on it stays true (for 
 known scale: with the stated probability per record). A saturated or label-only row gives
 one-sided rows and is attacked, not refused; only non-finite or impossible values are
 refused, with a flag that says why.
+
+Every kind is one entry of :data:`TABLE` (a :class:`ReleaseKind`): its spelling and
+parameter, what it publishes, the bounds a published value implies, its prediction-log
+columns, its words in a report and the facts other modules read (``full_scores``,
+``decimals``, ``noisy``, ``output_links``, ...); :data:`KINDS` is a view of it. Adding a
+release is adding an entry. ``top1:D`` and ``topk:1:D`` publish the same thing and get one
+set. A PRIVEE release is audited by recovering its scores first: the recovery is an attack
+(:mod:`vflattack.attacks.privee`), registered with the table from there
+(:func:`register_recovery`), so this layer never imports the attacks; ``privee`` is read
+without the defender's rho (the recovery does not use it; publishing does).
 """
 
 from __future__ import annotations
 
-import itertools
 import math
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -31,37 +42,14 @@ from ._validate import InvalidInputError, as_active
 from .model import VFLModel
 from .system import ScoreFlag
 
-__all__ = ["KINDS", "BoundedSystem", "Release", "decimals_of", "fitting_kinds", "gaussian_sigma", "privee_publish",
-           "recover_privee", "release_to_bounds", "verdict", "verdict_line"]
+__all__ = ["KINDS", "TABLE", "BoundedSystem", "LogColumns", "Param", "Release", "ReleaseKind", "decimals_of",
+           "fitting_kinds", "gaussian_sigma", "privee_publish", "register_recovery", "release_to_bounds", "verdict",
+           "verdict_line"]
 
-#: the release kinds and the parameter each takes
-KINDS = {"exact": None, "round": "decimals", "loground": "decimals", "clip": "epsilon", "label": None,
-         "top1": "decimals", "noise": "delta", "gaussian": "scale", "laplace": "scale", "rank": None,
-         "topk": "decimals", "roundnorm": "decimals", "sig": "digits", "float32": None, "privee": "rho",
-         "priveeplus": None}
 #: float32's unit roundoff relative to the *rounded* value, u / (1 - u) with u = 2^-24, and
 #: half the spacing of its subnormals (what a value below the smallest one rounds within)
 _F32_REL = 2.0 ** -24 / (1.0 - 2.0 ** -24)
 _F32_ABS = 2.0 ** -150
-
-
-#: each kind in words (Release.describe; the noise kinds are worded there)
-_WORDS = {
-    "exact": "exact scores (full-precision probabilities)",
-    "label": "the label only (argmax)",
-    "round": "probabilities rounded to {d} decimals",
-    "loground": "log-probabilities rounded to {d} decimals",
-    "top1": "the top-1 label with its probability rounded to {d} decimals",
-    "clip": "probabilities clipped to [{v:g}, {w:g}]",
-    "noise": "probabilities with bounded noise |w| <= {v:g}",
-    "rank": "the order of the classes only (FH-OPE)",
-    "topk": "the top {top} classes with probabilities rounded to {d} decimals, the rest withheld",
-    "roundnorm": "probabilities rounded to {d} decimals, then renormalised to sum 1",
-    "sig": "probabilities to {d} significant digits",
-    "privee": "PRIVEE at rho {v:g} (sorted scores through A + diag(n), one draw of n per batch, float32)",
-    "priveeplus": "PRIVEE++ (sorted scores through A + diag(n), per-class scales, one draw per batch, float32)",
-    "float32": "probabilities as float32 (relative precision 2^-24, subnormals below 2^-126)",
-}
 
 
 def gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
@@ -103,18 +91,133 @@ def gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> fl
 
 
 @dataclass(frozen=True)
+class Param:
+    """A release kind's parameter: its name (what :data:`KINDS` lists and the errors say), and
+    ``check(kind, value)``, the message of a value it refuses (None: accepted), run after
+    the common check (a finite number >= 0); ``optional``: the kind is also read without it
+    (``privee``: the audit does not need rho; publishing does)."""
+
+    name: str
+    check: Callable[[str, float], str | None] | None = None
+    optional: bool = False
+
+
+@dataclass(frozen=True)
+class LogColumns:
+    """How a release's published values sit in a prediction log (vflattack/audit/logs.py):
+    ``names(k)`` the columns, ``write(published)`` them as ``{column: array}``, ``read(V)``
+    the published value back from the columns' (N, c) float values (a missing cell is NaN);
+    ``fallback``: a log may hold the probabilities ``p0..`` instead (labels and rankings are
+    derived from them); ``needs``: the columns in an error message (``{last}``: k - 1)."""
+
+    names: Callable[[int], list]
+    write: Callable[[Any], dict]
+    read: Callable[[np.ndarray], Any]
+    needs: str
+    fallback: bool = False
+    log_scores: bool = False
+
+
+def _int_cells(V):
+    return np.where(np.isfinite(V), V, -1).astype(np.int64)
+
+
+_LOG_P = LogColumns(lambda k: [f"p{i}" for i in range(k)],
+                    lambda pub: {f"p{i}": np.asarray(pub[:, i], dtype=float) for i in range(pub.shape[1])},
+                    lambda V: V, "p0..p{last}")
+_LOG_LOGP = LogColumns(lambda k: [f"logp{i}" for i in range(k)],
+                       lambda pub: {f"logp{i}": np.asarray(pub[:, i], dtype=float) for i in range(pub.shape[1])},
+                       lambda V: V, "logp0..logp{last}", log_scores=True)
+_LOG_LABEL = LogColumns(lambda k: ["label"], lambda pub: {"label": np.asarray(pub, dtype=np.int64)},
+                        lambda V: _int_cells(V[:, 0]), "label (or one-hot p0..)", fallback=True)
+_LOG_TOP1 = LogColumns(lambda k: ["label", "p_top"],
+                       lambda pub: {"label": np.asarray(pub[0], dtype=np.int64), "p_top": np.asarray(pub[1], dtype=float)},
+                       lambda V: (_int_cells(V[:, 0]), V[:, 1]), "label and p_top")
+_LOG_RANK = LogColumns(lambda k: [f"rank{r}" for r in range(k)],
+                       lambda pub: {f"rank{r}": np.asarray(pub[:, r], dtype=np.int64) for r in range(pub.shape[1])},
+                       _int_cells, "p0..p{last}", fallback=True)   # a missing cell: not a permutation, refused
+
+
+@dataclass(frozen=True)
+class ReleaseKind:
+    """One kind of release: everything the package knows of it, in one entry of :data:`TABLE`
+    (adding a release is adding an entry).
+
+    ``name`` and ``param`` (a :class:`Param`, None for a kind without one) are how
+    :meth:`Release.parse` reads it and :meth:`Release.spec` writes it (``kind:VALUE``, plus
+    ``:CONFIDENCE`` for a ``noisy`` kind); ``parse`` / ``spell`` replace those for a kind
+    with its own spelling (``topk:K:D``, ``gaussian:eps=..``). ``publish(release, P, log_P,
+    gen)`` is what :meth:`Release.publish_scores` returns; ``bounds(released, release, k,
+    pairs)`` the ``(lo, hi, flags)`` on ``ln(c_j / c_i)`` that :func:`release_to_bounds`
+    turns into rows; ``half_width(release, k)`` the half-width of a published probability's
+    interval (:meth:`Release.half_width_for`), ``half_widths(release, S)`` per entry where it
+    is relative (:meth:`Release.half_widths`); ``top_class(published)`` the class each row
+    ranks first where the row is not scores (labels, rankings; :meth:`Release.top_class`);
+    ``log`` its prediction-log columns; ``words`` it in a report (a template with ``{v}``
+    the value, ``{d}`` it as an integer, ``{w}`` 1 - v, ``{top}``; or a function of the
+    release). The facts other modules read: ``full_scores`` (a full score vector per row,
+    which a naive attack can take as exact), ``decimals`` (the value is a number of
+    decimals), ``noisy`` (random noise, certified at a confidence), ``output_links`` (a
+    link model may publish its outputs this way: ``"any"`` link, ``"ovr"`` only, None:
+    it reads softmax scores; :data:`vflattack.outputs.OUTPUT_RELEASES`), ``takes_top``
+    (``top=``), ``takes_dp`` (``dp=``), ``recovers`` (the scores are recovered first,
+    through ``recover``, which the attacks layer registers: :func:`register_recovery`),
+    ``clips`` (the values are clipped to ``[v, 1 - v]``: a value at an end stands for any
+    beyond it)."""
+
+    name: str
+    param: Param | None
+    publish: Callable[..., Any]
+    bounds: Callable[..., tuple]
+    words: str | Callable[[Any], str]
+    log: LogColumns = _LOG_P
+    half_width: Callable[[Any, int], float] = lambda r, k: 0.0
+    half_widths: Callable[[Any, np.ndarray], Any] | None = None
+    top_class: Callable[[Any], np.ndarray] | None = None
+    parse: Callable[..., Any] | None = None
+    spell: Callable[[Any], str] | None = None
+    full_scores: bool = True
+    decimals: bool = False
+    noisy: bool = False
+    output_links: str | None = None
+    takes_top: bool = False
+    takes_dp: bool = False
+    recovers: bool = False
+    recover: Callable[[Any], tuple] | None = None
+    clips: bool = False
+
+
+def register_recovery(kinds: Any, recover: Callable[[Any], tuple]) -> None:
+    """Register ``recover(U) -> (S, half, extra)`` as the score recovery of the ``recovers``
+    kinds named (the attacks layer does, for PRIVEE: :mod:`vflattack.attacks.privee`), so that
+    the release layer reaches the recovery without importing the attacks."""
+    for name in kinds:
+        if not TABLE[name].recovers:
+            raise InvalidInputError(f"release {name!r} recovers no scores")
+        TABLE[name] = replace(TABLE[name], recover=recover)
+
+
+def _recovery(kind: str) -> Callable[[Any], tuple]:
+    fn = TABLE[kind].recover
+    if fn is None:   # only if vflattack.attacks was never imported (importing vflattack imports it)
+        raise InvalidInputError(f"release {kind!r}: its recovery is not registered (import vflattack.attacks)")
+    return fn
+
+
+@dataclass(frozen=True)
 class Release:
     """How the scores were published (module docstring).
 
     Parameters
     ----------
     kind : str
-        One of :data:`KINDS`.
+        One of :data:`KINDS` (the entries of :data:`TABLE`).
     value : float, optional
         The kind's parameter: decimals for ``round``, ``loground``, ``top1``, ``topk`` and
-        ``roundnorm``; epsilon for ``clip``; rho for ``privee``; the bound delta for ``noise``; the scale (sigma,
-        or Laplace's b) for ``gaussian`` and ``laplace`` (derived from ``dp`` when given);
-        significant digits for ``sig``.
+        ``roundnorm``; epsilon for ``clip``; rho for ``privee`` (optional when auditing: the
+        recovery does not use it; publishing needs it); the bound delta for ``noise``; the
+        scale (sigma, or Laplace's b) for ``gaussian`` and ``laplace`` (derived from ``dp``
+        when given); significant digits for ``sig``.
     confidence : float
         For ``gaussian`` and ``laplace``: the certificates hold with this probability per
         record (default 0.95).
@@ -145,10 +248,11 @@ class Release:
     dp: tuple | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise InvalidInputError(f"release kind must be one of {tuple(KINDS)}; got {self.kind!r}")
+        if self.kind not in TABLE:
+            raise InvalidInputError(f"release kind must be one of {tuple(TABLE)}; got {self.kind!r}")
+        entry = TABLE[self.kind]
         if self.dp is not None:
-            if self.kind != "gaussian" or self.value is not None:
+            if not entry.takes_dp or self.value is not None:
                 raise InvalidInputError("dp=(epsilon, delta, sensitivity) applies to a 'gaussian' release without "
                                         f"its sigma; got kind {self.kind!r}, value {self.value!r}")
             if len(tuple(self.dp)) != 3:
@@ -156,30 +260,31 @@ class Release:
             dp = tuple(float(v) for v in self.dp)
             object.__setattr__(self, "dp", dp)
             object.__setattr__(self, "value", gaussian_sigma(*dp))
-        if (self.kind == "topk") != (self.top is not None):
+        if entry.takes_top != (self.top is not None):
             raise InvalidInputError("a 'topk' release needs top (the number of classes published), and only it "
                                     f"takes one; got kind {self.kind!r}, top {self.top!r}")
         if self.top is not None:
             if isinstance(self.top, bool) or not float(self.top) == int(self.top) or int(self.top) < 1:
                 raise InvalidInputError(f"release 'topk': top must be an integer >= 1; got {self.top!r}")
             object.__setattr__(self, "top", int(self.top))
-        need = KINDS[self.kind]
-        if need is None and self.value is not None:
+        param = entry.param
+        if param is None and self.value is not None:
             raise InvalidInputError(f"release {self.kind!r} takes no parameter; got {self.value!r}")
-        if need is not None:
+        if param is not None and not (param.optional and self.value is None):
+            need = param.name
             if self.value is None or not np.isfinite(self.value) or self.value < 0:
                 raise InvalidInputError(f"release {self.kind!r} needs {need} >= 0 (e.g. '{self.kind}:2'); got {self.value!r}")
-            if need in ("decimals", "digits") and float(self.value) != int(self.value):
-                raise InvalidInputError(f"release {self.kind!r}: {need} must be an integer; got {self.value!r}")
-            if need == "digits" and not 1 <= self.value <= 17:
-                raise InvalidInputError(f"release 'sig': digits must be between 1 and 17; got {self.value!r}")
-            if self.kind == "privee" and not self.value > 0:
-                raise InvalidInputError(f"release 'privee': rho must be > 0; got {self.value!r}")
-            if self.kind == "clip" and not self.value < 0.5:
-                raise InvalidInputError(f"release 'clip': epsilon must be below 0.5; got {self.value!r}")
+            refused = param.check(self.kind, self.value) if param.check is not None else None
+            if refused:
+                raise InvalidInputError(refused)
             object.__setattr__(self, "value", float(self.value))
         if not 0.0 < self.confidence < 1.0:
             raise InvalidInputError(f"confidence must be in (0, 1); got {self.confidence!r}")
+
+    @property
+    def entry(self) -> ReleaseKind:
+        """The kind's entry in :data:`TABLE`."""
+        return TABLE[self.kind]
 
     @classmethod
     def parse(cls, text: str) -> Release:
@@ -187,44 +292,21 @@ class Release:
         ``"top1:K"``, ``"noise:DELTA"``, ``"gaussian:SIGMA[:CONFIDENCE]"``,
         ``"gaussian:eps=E,delta=D,sens=S[:CONFIDENCE]"``, ``"laplace:B[:CONFIDENCE]"``,
         ``"rank"``, ``"topk:K:D"`` (K classes, D decimals), ``"roundnorm:D"``, ``"sig:S"``,
-        ``"float32"``, ``"privee:RHO"``, ``"priveeplus"``."""
+        ``"float32"``, ``"privee[:RHO]"``, ``"priveeplus"`` (:data:`TABLE`)."""
         parts = str(text).strip().split(":")
-        kind = parts[0]
-        if kind == "topk":
-            if len(parts) != 3:
-                raise InvalidInputError(f"release {text!r}: write topk:K:D (K classes published, D decimals; "
-                                        "e.g. topk:3:2)")
-            try:
-                top, decimals = float(parts[1]), float(parts[2])
-            except ValueError:
-                raise InvalidInputError(f"release {text!r}: K and D must be integers (e.g. topk:3:2)") from None
-            return cls("topk", decimals, top=top)
-        if kind == "gaussian" and len(parts) > 1 and "=" in parts[1]:
-            given = {}
-            for item in parts[1].split(","):
-                key, _, val = item.partition("=")
-                try:
-                    given[key.strip()] = float(val)
-                except ValueError:
-                    raise InvalidInputError(f"release {text!r}: {key.strip()}= needs a number") from None
-            if set(given) - {"eps", "delta", "sens"} or not {"eps", "delta"} <= set(given):
-                raise InvalidInputError(f"release {text!r}: write gaussian:eps=E,delta=D[,sens=S] (sensitivity "
-                                        "default 1)")
-            try:
-                confidence = float(parts[2]) if len(parts) > 2 else 0.95
-            except ValueError:
-                raise InvalidInputError(f"release {text!r}: the confidence must be a number") from None
-            if len(parts) > 3:
-                raise InvalidInputError(f"release {text!r} has too many fields")
-            return cls("gaussian", None, confidence, dp=(given["eps"], given["delta"], given.get("sens", 1.0)))
+        entry = TABLE.get(parts[0])
+        if entry is not None and entry.parse is not None:
+            made = entry.parse(cls, text, parts)
+            if made is not None:
+                return made
         try:
             value = float(parts[1]) if len(parts) > 1 else None
             confidence = float(parts[2]) if len(parts) > 2 else 0.95
         except ValueError:
             raise InvalidInputError(f"release {text!r}: the parameter must be a number (e.g. round:2)") from None
-        if len(parts) > 3 or (len(parts) > 2 and kind not in ("gaussian", "laplace")):
+        if len(parts) > 3 or (len(parts) > 2 and not (entry is not None and entry.noisy)):
             raise InvalidInputError(f"release {text!r} has too many fields")
-        return cls(kind, value, confidence)
+        return cls(parts[0], value, confidence)
 
     def publish(self, model: VFLModel, Y: Any, X: Any, rng: Any = 0) -> Any:
         """What a deployment with this release would publish for the records ``(Y, X)``: the
@@ -258,58 +340,15 @@ class Release:
             with np.errstate(divide="ignore"):
                 log_scores = np.log(P)
         log_P = np.asarray(log_scores, dtype=np.float64)
-        gen = np.random.default_rng(rng)
-        K = None if self.value is None else int(self.value)
-        if self.kind == "exact":
-            return P
-        if self.kind == "round":
-            return np.round(P, K)
-        if self.kind == "loground":
-            return np.round(log_P, K)
-        if self.kind == "clip":
-            return np.clip(P, self.value, 1.0 - self.value)
-        if self.kind == "label":   # by log-probability, as rank and top-k: no ties where P underflows
-            return np.argmax(log_P, axis=1)
-        if self.kind == "top1":
-            return np.argmax(P, axis=1), np.round(P.max(axis=1), K)
-        if self.kind == "rank":   # the classes best first (by log-probability: no ties where P underflows)
-            return np.argsort(-log_P, axis=1, kind="stable")
-        if self.kind == "topk":   # the top classes rounded, the others withheld (NaN)
-            out = np.full(P.shape, np.nan)
-            top = np.argsort(-log_P, axis=1, kind="stable")[:, :min(self.top, P.shape[1])]
-            np.put_along_axis(out, top, np.round(np.take_along_axis(P, top, axis=1), K), axis=1)
-            return out
-        if self.kind == "roundnorm":   # a row that rounds to all zeros cannot be renormalised: NaN
-            R = np.round(P, K)
-            total = R.sum(axis=1, keepdims=True)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                return np.where(total > 0, R / total, np.nan)
-        if self.kind == "sig":
-            return _round_significant(P, K)
-        if self.kind == "float32":
-            return P.astype(np.float32)
-        if self.kind in ("privee", "priveeplus"):
-            return privee_publish(P, None if self.kind == "priveeplus" else self.value, gen)
-        if self.kind == "noise":
-            return P + gen.uniform(-self.value, self.value, P.shape)
-        if self.kind == "gaussian":
-            return P + gen.normal(0.0, self.value, P.shape)
-        return P + gen.laplace(0.0, self.value, P.shape)
+        return self.entry.publish(self, P, log_P, np.random.default_rng(rng))
 
     def describe(self) -> str:
-        """The release in words, for the first line of a report."""
+        """The release in words, for the first line of a report (the entry's ``words``)."""
+        words = self.entry.words
+        if callable(words):
+            return words(self)
         v = self.value
-        if self.kind in _WORDS:
-            return _WORDS[self.kind].format(v=v, d=None if v is None else int(v), w=None if v is None else 1 - v,
-                                            top=self.top)
-        if self.dp is not None:
-            e, d, sens = self.dp
-            return (f"the Gaussian mechanism at epsilon {e:g}, delta {d:g}, sensitivity {sens:g} (sigma {v:.4g}); "
-                    f"certificates hold with probability {self.confidence:g} per record")
-        gauss = self.kind == "gaussian"
-        return (f"probabilities with {'Gaussian' if gauss else 'Laplace'} noise "
-                f"({'sigma' if gauss else 'b'} {v:g}); certificates hold with probability "
-                f"{self.confidence:g} per record")
+        return words.format(v=v, d=None if v is None else int(v), w=None if v is None else 1 - v, top=self.top)
 
     @property
     def exact(self) -> bool:
@@ -324,20 +363,18 @@ class Release:
         >>> [Release.parse(t).spec for t in ("round:2", "label", "gaussian:0.01")]
         ['round:2', 'label', 'gaussian:0.01:0.95']
         """
+        entry = self.entry
+        if entry.spell is not None:
+            return entry.spell(self)
         if self.value is None:
             return self.kind
-        conf = f":{self.confidence:g}" if self.kind in ("gaussian", "laplace") else ""
-        if self.kind == "topk":
-            return f"topk:{self.top}:{self.value:g}"
-        if self.dp is not None:
-            e, d, sens = self.dp
-            return f"gaussian:eps={e:g},delta={d:g},sens={sens:g}{conf}"
+        conf = f":{self.confidence:g}" if entry.noisy else ""
         return f"{self.kind}:{self.value:g}{conf}"
 
     @property
     def decimals(self) -> int | None:
         """The published precision in decimals (rounded kinds), ``None`` otherwise."""
-        return int(self.value) if self.kind in ("round", "loground", "top1", "topk", "roundnorm") else None
+        return int(self.value) if self.entry.decimals else None
 
     def top_class(self, published: Any) -> np.ndarray:
         """The class each published row ranks first (-1 where it says nothing): what a
@@ -349,38 +386,16 @@ class Release:
         >>> Release.parse("topk:1:2").top_class(np.array([[np.nan, 0.71], [0.5, np.nan]]))
         array([1, 0])
         """
-        if self.kind in ("label", "top1"):
-            lab = np.asarray(published[0] if self.kind == "top1" else published)
-            return (np.argmax(lab, axis=1) if lab.ndim == 2 else lab).astype(np.int64)
-        V = np.asarray(published)
-        if self.kind == "rank" and np.issubdtype(V.dtype, np.integer):
-            return V[:, 0].astype(np.int64)
-        V = V.astype(float)
-        none = ~np.any(np.isfinite(V), axis=1)
-        top = np.argmax(np.where(np.isfinite(V), V, -np.inf), axis=1)
-        return np.where(none, -1, top).astype(np.int64)
+        if self.entry.top_class is not None:
+            return self.entry.top_class(published)
+        return _top_of_scores(published)
 
     def half_width_for(self, k: int) -> float:
         """The half-width t of each published probability's interval, for k classes: the
         rounding half-width 0.5 10^-K, the noise bound delta, or the two-sided quantile of
         random noise at level beta / k (beta = 1 - confidence; the union bound over the k
         classes), ``sigma Phi^{-1}(1 - beta / (2k))`` or ``b ln(k / beta)``."""
-        if self.kind == "loground":
-            return 0.5 * 10.0 ** (-self.value)
-        if self.kind in ("round", "top1", "topk", "roundnorm"):
-            # np.round of a probability can land an ulp past the half step (at 11 decimals
-            # and more, P * 10^D rounds to ...999.5 and then to even): 4 ulps of 1 more
-            return float(0.5 * 10.0 ** (-self.value) + 4 * np.finfo(float).eps)
-        if self.kind == "noise":
-            return self.value
-        beta = (1.0 - self.confidence) / k          # per class, so that all k hold together
-        if self.kind == "gaussian":
-            from scipy.stats import norm
-
-            return self.value * float(norm.ppf(1.0 - beta / 2.0))
-        if self.kind == "laplace":
-            return self.value * math.log(1.0 / beta)
-        return 0.0
+        return self.entry.half_width(self, k)
 
     def half_widths(self, S: np.ndarray) -> Any:
         """The half-width of each published probability's interval: :meth:`half_width_for`
@@ -388,13 +403,151 @@ class Release:
         ``0.5 10^(1-S) |s|`` (the rounded value's leading digit is at least the true one's),
         and ``float32``, ``|s| 2^-24 / (1 - 2^-24)`` or half a subnormal spacing, whichever is
         larger; both widened by 4 ulps of s for the float64 arithmetic of the test itself."""
-        if self.kind == "sig":
-            # a published 0 is a float64 softmax that underflowed: below the smallest normal number
-            return np.maximum((0.5 * 10.0 ** (1.0 - self.value) + 4 * np.finfo(float).eps) * np.abs(S),
-                              np.finfo(float).tiny)
-        if self.kind == "float32":
-            return np.maximum((_F32_REL + 4 * np.finfo(float).eps) * np.abs(S), _F32_ABS)
+        if self.entry.half_widths is not None:
+            return self.entry.half_widths(self, S)
         return self.half_width_for(S.shape[1])
+
+
+def _top_of_scores(published) -> np.ndarray:
+    """The class of each row's largest finite score (-1 where none is finite)."""
+    V = np.asarray(published).astype(float)
+    none = ~np.any(np.isfinite(V), axis=1)
+    top = np.argmax(np.where(np.isfinite(V), V, -np.inf), axis=1)
+    return np.where(none, -1, top).astype(np.int64)
+
+
+def _top_of_labels(lab) -> np.ndarray:
+    lab = np.asarray(lab)
+    return (np.argmax(lab, axis=1) if lab.ndim == 2 else lab).astype(np.int64)
+
+
+def _top_of_ranks(published) -> np.ndarray:
+    V = np.asarray(published)
+    if np.issubdtype(V.dtype, np.integer):
+        return V[:, 0].astype(np.int64)
+    return _top_of_scores(V)
+
+
+def _parse_topk(cls, text, parts):
+    if len(parts) != 3:
+        raise InvalidInputError(f"release {text!r}: write topk:K:D (K classes published, D decimals; e.g. topk:3:2)")
+    try:
+        top, decimals = float(parts[1]), float(parts[2])
+    except ValueError:
+        raise InvalidInputError(f"release {text!r}: K and D must be integers (e.g. topk:3:2)") from None
+    return cls("topk", decimals, top=top)
+
+
+def _parse_gaussian(cls, text, parts):
+    """``gaussian:eps=E,delta=D[,sens=S][:CONFIDENCE]``; None for ``gaussian:SIGMA`` (the common spelling)."""
+    if not (len(parts) > 1 and "=" in parts[1]):
+        return None
+    given = {}
+    for item in parts[1].split(","):
+        key, _, val = item.partition("=")
+        try:
+            given[key.strip()] = float(val)
+        except ValueError:
+            raise InvalidInputError(f"release {text!r}: {key.strip()}= needs a number") from None
+    if set(given) - {"eps", "delta", "sens"} or not {"eps", "delta"} <= set(given):
+        raise InvalidInputError(f"release {text!r}: write gaussian:eps=E,delta=D[,sens=S] (sensitivity default 1)")
+    try:
+        confidence = float(parts[2]) if len(parts) > 2 else 0.95
+    except ValueError:
+        raise InvalidInputError(f"release {text!r}: the confidence must be a number") from None
+    if len(parts) > 3:
+        raise InvalidInputError(f"release {text!r} has too many fields")
+    return cls("gaussian", None, confidence, dp=(given["eps"], given["delta"], given.get("sens", 1.0)))
+
+
+def _spell_gaussian(r) -> str:
+    if r.dp is None:
+        return f"gaussian:{r.value:g}:{r.confidence:g}"
+    e, d, sens = r.dp
+    return f"gaussian:eps={e:g},delta={d:g},sens={sens:g}:{r.confidence:g}"
+
+
+def _gaussian_words(r) -> str:
+    if r.dp is not None:
+        e, d, sens = r.dp
+        return (f"the Gaussian mechanism at epsilon {e:g}, delta {d:g}, sensitivity {sens:g} (sigma {r.value:.4g}); "
+                f"certificates hold with probability {r.confidence:g} per record")
+    return (f"probabilities with Gaussian noise (sigma {r.value:g}); certificates hold with probability "
+            f"{r.confidence:g} per record")
+
+
+def _laplace_words(r) -> str:
+    return (f"probabilities with Laplace noise (b {r.value:g}); certificates hold with probability "
+            f"{r.confidence:g} per record")
+
+
+def _privee_words(r) -> str:
+    rho = "rho not given" if r.value is None else f"rho {r.value:g}"
+    return (f"PRIVEE at {rho} (sorted scores through A + diag(n), one draw of n per batch, float32)"
+            if r.value is not None else
+            f"PRIVEE ({rho}: the audit does not need it; sorted scores through A + diag(n), one draw of n per "
+            "batch, float32)")
+
+
+def _publish_privee(r, P, log_P, gen):
+    if r.value is None:
+        raise InvalidInputError("publishing a 'privee' release needs the defender's rho (privee:RHO, e.g. privee:1); "
+                                "auditing one does not")
+    return privee_publish(P, r.value, gen)
+
+
+def _publish_topk(r, P, log_P, gen):
+    """The top classes rounded, the others withheld (NaN)."""
+    out = np.full(P.shape, np.nan)
+    top = np.argsort(-log_P, axis=1, kind="stable")[:, :min(r.top, P.shape[1])]
+    np.put_along_axis(out, top, np.round(np.take_along_axis(P, top, axis=1), int(r.value)), axis=1)
+    return out
+
+
+def _publish_roundnorm(r, P, log_P, gen):
+    """A row that rounds to all zeros cannot be renormalised: NaN."""
+    R = np.round(P, int(r.value))
+    total = R.sum(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(total > 0, R / total, np.nan)
+
+
+def _rounding_half_width(r, k) -> float:
+    # np.round of a probability can land an ulp past the half step (at 11 decimals and
+    # more, P * 10^D rounds to ...999.5 and then to even): 4 ulps of 1 more
+    return float(0.5 * 10.0 ** (-r.value) + 4 * np.finfo(float).eps)
+
+
+def _gaussian_half_width(r, k) -> float:
+    from scipy.stats import norm
+
+    beta = (1.0 - r.confidence) / k          # per class, so that all k hold together
+    return r.value * float(norm.ppf(1.0 - beta / 2.0))
+
+
+def _laplace_half_width(r, k) -> float:
+    return r.value * math.log(1.0 / ((1.0 - r.confidence) / k))
+
+
+def _sig_half_widths(r, S):
+    # a published 0 is a float64 softmax that underflowed: below the smallest normal number
+    return np.maximum((0.5 * 10.0 ** (1.0 - r.value) + 4 * np.finfo(float).eps) * np.abs(S), np.finfo(float).tiny)
+
+
+def _float32_half_widths(r, S):
+    return np.maximum((_F32_REL + 4 * np.finfo(float).eps) * np.abs(S), _F32_ABS)
+
+
+def _integer(kind, v):
+    name = TABLE[kind].param.name
+    return None if float(v) == int(v) else f"release {kind!r}: {name} must be an integer; got {v!r}"
+
+
+def _digits(kind, v):
+    return _integer(kind, v) or (None if 1 <= v <= 17 else f"release 'sig': digits must be between 1 and 17; got {v!r}")
+
+
+_DECIMALS = Param("decimals", _integer)
 
 
 def _privee_noise(k, rho, gen):
@@ -422,222 +575,6 @@ def privee_publish(P, rho, rng=0, dtype=np.float32):
     np.put_along_axis(out, order, np.take_along_axis(P, order, axis=1) @ M.T, axis=1)
     return out.astype(dtype)
 
-
-def recover_privee(U) -> tuple:
-    """Invert a PRIVEE or PRIVEE++ release of one batch (docs/vflattack.md, "PRIVEE").
-
-    The map keeps each row's order (``(M s)_i = (1 + n_i) s_i - 2/k`` grows with i when s is
-    sorted ascending and n is), so sorting each published row gives ``U_sorted = S_sorted
-    M^T``. Every row of S sums to 1, so ``U_sorted w = 1`` for ``w = M^-T 1``: one least
-    squares problem over the batch, k unknowns, full rank for N >= k generic rows. Then
-    ``M^T w = 1`` with ``M = I - (2/k) 1 1^T + diag(n)`` gives ``n_i = (1 - (w_i - (2/k) sum
-    w)) / w_i``, and each row is ``M^-1 u_sorted``, put back in its classes' places.
-
-    Returns ``(S, half, n)``: the recovered scores (N, k), each one's half-width (N, k),
-    and the recovered diagonal. PRIVEE++'s diagonal need not grow with i (its scales
-    shrink as its cells rise), so the map may reorder close scores within a run of places
-    where it does not grow; every order of such a run that keeps the row's scores summing
-    to 1 and rising with the rank is tried, and a score's interval spans all that are
-    consistent. Beyond that, the half-width is 30 times the error measured by
-    refitting (:func:`_privee_delta`): the map is fitted again on 16 copies of the batch,
-    each without a random quarter of its rows and with every value moved at random by its
-    rounding (float32: 2^-24), and the largest change of a recovered score, plus the
-    rounding of u itself through ``|M^-1|``, is the error, ``delta``. On saturated or
-    near-uniform batches U_sorted is ill-conditioned, the refits disagree and delta grows:
-    the audit then says less, rather than something false. It is a measured estimate, not a
-    proof (a worst-case bound through sigma_min(U_sorted) is 10^3 to 10^6 times the real
-    error on float32 releases; the margin 30 is measured, see ``_PRIVEE_MARGIN``); the
-    tests hold every record inside it, on float32 and float64 releases, k = 2 to 10,
-    saturated, near-uniform or with duplicated rows.
-
-    Raises
-    ------
-    InvalidInputError
-        If the batch has fewer than k + 1 rows (the system for w has k unknowns, and k rows
-        fit some map exactly, right or wrong), or its rows do not determine w
-        (rank-deficient: e.g. repeated rows).
-    """
-    U = np.asarray(U, dtype=float)
-    if U.ndim != 2:
-        raise InvalidInputError(f"a PRIVEE release must be a 2-D batch (N, k); got shape {U.shape}")
-    N, k = U.shape
-    finite = np.all(np.isfinite(U), axis=1)
-    if finite.sum() < k + 1:
-        raise InvalidInputError(f"PRIVEE's map is recovered from the batch: it needs at least k + 1 = {k + 1} rows "
-                                f"with finite scores (one draw per batch, k unknowns, and one row more to check the "
-                                f"fit: k rows fit some map exactly, right or wrong); got {int(finite.sum())}")
-    order = np.argsort(np.where(finite[:, None], U, 0.0), axis=1, kind="stable")
-    Us = np.take_along_axis(U, order, axis=1)
-    Uf = Us[finite]
-    w, _, rank, _ = np.linalg.lstsq(Uf, np.ones(Uf.shape[0]), rcond=None)
-    if rank < k or np.any(w == 0):
-        raise InvalidInputError(f"the PRIVEE batch does not determine its map: its sorted rows have rank {rank} < "
-                                f"k = {k} (repeated or too few distinct rows)")
-    eta = 2.0 ** -24 if _is_float32(U[finite]) else 8 * np.finfo(float).eps
-    w, fitted = _privee_fit(Uf, w, eta, k)
-    n = (1.0 - (w - (2.0 / k) * w.sum())) / w
-    delta, dn = _privee_delta(fitted, w, n, eta, k)
-    # each class's interval spans every consistent assignment; a row with none is dropped
-    lo_s, hi_s = np.full(Uf.shape, np.inf), np.full(Uf.shape, -np.inf)
-    for _, ok, Sa in _privee_candidates(Uf, n, delta, k, dn):
-        lo_s[ok], hi_s[ok] = np.minimum(lo_s[ok], Sa[ok] - delta), np.maximum(hi_s[ok], Sa[ok] + delta)
-    found = np.isfinite(lo_s).all(axis=1)
-    S, half = np.full(U.shape, np.nan), np.full(U.shape, np.nan)
-    S_sorted, half_sorted = np.full(U.shape, np.nan), np.full(U.shape, np.nan)
-    fin = np.flatnonzero(finite)
-    S_sorted[fin[found]] = 0.5 * (lo_s[found] + hi_s[found])
-    half_sorted[fin[found]] = 0.5 * (hi_s[found] - lo_s[found])
-    np.put_along_axis(S, order, S_sorted, axis=1)
-    np.put_along_axis(half, order, half_sorted, axis=1)
-    return S, half, n
-
-
-def _privee_fit(Uf, w, eta, k) -> tuple:
-    """The map's ``w`` fitted robustly on the sorted finite rows ``Uf`` from the first least
-    squares ``w``, and the rows it was last fitted on."""
-    # PRIVEE++'s diagonal need not grow with i (its scales shrink as its cells rise), so the
-    # map may swap close scores: such a row, sorted, is not M s_sorted and misses u . w = 1.
-    # The map is fitted again without the rows that miss it by more than ten times the
-    # median row (or the rounding, if larger), until those rows stop changing.
-    tol = 1e3 * eta * float(np.abs(w).sum() * np.abs(Uf).max())
-    good = np.ones(Uf.shape[0], dtype=bool)
-    for _ in range(20):
-        miss = np.abs(Uf @ w - 1.0)
-        now = miss <= max(tol, 10.0 * float(np.median(miss)))
-        if now.sum() < k or np.array_equal(now, good):
-            break
-        good = now
-        w = np.linalg.lstsq(Uf[good], np.ones(int(good.sum())), rcond=None)[0]
-    # Then, three times: each row's consistent assignments of ranks (_privee_candidates)
-    # under the fitted map; the map is fitted again on the rows with exactly one, each in it.
-    fitted = Uf[good]
-    for _ in range(3):
-        n = (1.0 - (w - (2.0 / k) * w.sum())) / w
-        delta, dn = _privee_delta(fitted, w, n, eta, k)
-        cands = _privee_candidates(Uf, n, delta, k, dn)
-        count = sum(ok.astype(int) for _, ok, _ in cands)
-        ranked = Uf.copy()
-        for ranks, ok, _ in cands:
-            one = ok & (count == 1)
-            if ranks is not None and one.any():
-                placed = np.empty((int(one.sum()), k))
-                placed[:, ranks] = Uf[one]
-                ranked[one] = placed
-        good = count == 1
-        if good.sum() < k:
-            break
-        fitted = ranked[good]
-        w = np.linalg.lstsq(fitted, np.ones(fitted.shape[0]), rcond=None)[0]
-    return w, fitted
-
-
-def _privee_delta(Ur, w, n, eta, k):
-    """The recovered scores' error, measured by fitting the map again on copies of the rows
-    ``Ur`` (in rank order): each copy leaves out a random quarter of the rows (at least one)
-    and moves every published value at random by eta of its magnitude (float32: 2^-24;
-    float64: a few ulps of the defence's arithmetic). The first shows how well the batch
-    determines the map (a diagonal entry that only saturated rows see, a row swapped
-    unseen), the second the rounding. 10 times the largest change of a recovered score,
-    plus the rounding of u through |M^-1|; and the same margin times the largest change of
-    the diagonal n (a fall of n within it may be a rise, and the reverse)."""
-    gen = np.random.default_rng(0)
-    base = _privee_solve(Ur, n, k)
-    N = Ur.shape[0]
-    keep = max(k, min(N - 1, (3 * N) // 4))
-    spread = dn = 0.0
-    for _ in range(_PRIVEE_REFITS):
-        rows = np.sort(gen.choice(N, size=keep, replace=False))
-        Up = Ur[rows] * (1.0 + eta * gen.uniform(-1.0, 1.0, (keep, k)))
-        wp = np.linalg.lstsq(Up, np.ones(keep), rcond=None)[0]
-        if np.any(wp == 0):
-            return np.inf, np.inf
-        n_p = (1.0 - (wp - (2.0 / k) * wp.sum())) / wp
-        spread = max(spread, float(np.abs(_privee_solve(Ur, n_p, k) - base).max()))
-        dn = max(dn, float(np.abs(n_p - n).max()))
-    M = np.eye(k) - (2.0 / k) + np.diag(n)
-    rounding = float(np.abs(np.linalg.inv(M)).sum(axis=1).max()) * eta * float(np.abs(Ur).max())
-    return _PRIVEE_MARGIN * (spread + rounding), _PRIVEE_MARGIN * dn
-
-
-def _inversion_blocks(n, dn: float = 0.0) -> list:
-    """The runs of sorted places ``[lo, hi]`` within which the map may reorder scores: the
-    smallest intervals covering every pair i < j with n_i > n_j - dn (``dn``: how far the
-    fitted n may be from the true one; between runs, n grows, so the order is kept)."""
-    k = n.size
-    blocks: list = []
-    for i in range(k):
-        for j in range(i + 1, k):
-            if n[i] > n[j] - dn:
-                if blocks and i <= blocks[-1][1]:
-                    blocks[-1][1] = max(blocks[-1][1], j)
-                else:
-                    blocks.append([i, j])
-    merged: list = []
-    for lo, hi in sorted(blocks):
-        if merged and lo <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], hi)
-        else:
-            merged.append([lo, hi])
-    return merged
-
-
-#: at most this many rank assignments are tried per batch (the product of the blocks'
-#: permutations); past it, each place's score is bounded over its block's ranks instead
-_PRIVEE_ASSIGNMENTS = 720
-
-
-def _privee_candidates(Us, n, delta, k, dn=0.0):
-    """Which classes took which rank, row by row. Within an inversion block
-    (:func:`_inversion_blocks`) the map may have permuted the scores in any order; every
-    permutation of every block is tried, and an assignment is consistent when its scores sum
-    to 1 and rise with the rank, up to delta. Returns ``[(ranks, consistent rows, scores by
-    sorted place)]``, the sorted order first; ``ranks[p]`` is the rank of the class at
-    sorted place p. With more than ``_PRIVEE_ASSIGNMENTS`` assignments, two entries with
-    ``ranks`` None bound each place's score over the ranks of its block, on every row."""
-    blocks = _inversion_blocks(n, dn)
-    sizes = [hi - lo + 1 for lo, hi in blocks]
-    if math.prod(math.factorial(m) for m in sizes) > _PRIVEE_ASSIGNMENTS:
-        lo_s, hi_s = (Us + 2.0 / k) / (1.0 + n), (Us + 2.0 / k) / (1.0 + n)
-        for lo, hi in blocks:
-            for r in range(lo, hi + 1):
-                v = (Us[:, lo:hi + 1] + 2.0 / k) / (1.0 + n[r])
-                lo_s[:, lo:hi + 1], hi_s[:, lo:hi + 1] = np.minimum(lo_s[:, lo:hi + 1], v), np.maximum(hi_s[:, lo:hi + 1], v)
-        every = np.ones(Us.shape[0], dtype=bool)
-        return [(None, every, lo_s), (None, every, hi_s)]
-    out = []
-    for perms in itertools.product(*(itertools.permutations(range(lo, hi + 1)) for lo, hi in blocks)):
-        ranks = np.arange(k)
-        for (lo, hi), perm in zip(blocks, perms):
-            ranks[lo:hi + 1] = perm
-        Sa = (Us + 2.0 / k) / (1.0 + n[ranks])
-        by_rank = np.empty_like(Sa)
-        by_rank[:, ranks] = Sa
-        ok = (np.abs(Sa.sum(axis=1) - 1.0) <= k * delta) & np.all(np.diff(by_rank, axis=1) >= -2 * delta, axis=1)
-        out.append((ranks, ok, Sa))
-    return out
-
-
-#: refits on subsampled, perturbed copies that measure how well the batch determines the
-#: recovered scores (recover_privee)
-_PRIVEE_REFITS = 16
-#: the half-width over the measured spread. The refits sample the error, they do not bound
-#: it: over 590 random batches (k = 2..10, N = k + 1..300, Dirichlet alpha 0.01..1000,
-#: duplicated rows, float32 and float64) the error reached 15 times the spread, on
-#: near-uniform float32 batches (alpha 1000, whose sorted rows are nearly parallel); at 30,
-#: with the inversion runs widened by the refits' change of n, 1 000 other batches had no
-#: score outside its interval (tests/vflattack/test_va_defences.py runs such batches)
-_PRIVEE_MARGIN = 30.0
-
-
-def _privee_solve(Us, n, k):
-    """The sorted scores of each sorted row for the diagonal ``n``: ``M s = u`` with
-    ``1^T s = 1`` gives ``s_i = (u_i + 2/k) / (1 + n_i)``."""
-    return (Us + 2.0 / k) / (1.0 + n)
-
-
-def _is_float32(values) -> bool:
-    """Whether every value is a float32 number (a float32 release, or one handed over as float64)."""
-    return bool(np.all(values.astype(np.float32).astype(float) == values))
 
 
 def _round_significant(P, digits):
@@ -693,18 +630,6 @@ def _simplex_tightened(lo, hi):
     return ell, ups, impossible
 
 
-def _prob_intervals(S, release, k):
-    """Per-class bounds ``[lo, hi]`` on the probabilities behind the published ``S`` (N, k)."""
-    if release.kind == "clip":
-        eps = release.value
-        lo, hi = S.copy(), S.copy()
-        at_low, at_high = np.isclose(S, eps, rtol=0, atol=1e-12), np.isclose(S, 1.0 - eps, rtol=0, atol=1e-12)
-        lo[at_low], hi[at_high] = 0.0, 1.0
-        return lo, hi
-    t = release.half_widths(S)
-    return S - t, S + t
-
-
 def _pair_log_bounds(ell, ups, pairs):
     """``[ln(ell_j / ups_i), ln(ups_j / ell_i)]`` for every pair (ln 0 = -inf)."""
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -757,7 +682,7 @@ def _rank_bounds(released, k, pairs):
     return lo, hi, flags
 
 
-def _topk_bounds(S, release, k, pairs):
+def _topk_bounds(S, release, k, pairs, top=None):
     """The top-K release: ``S`` (N, k) with the K published probabilities (rounded, half-width
     t) and NaN for the withheld classes. A published class lies in [s - t, s + t]; a withheld
     class is below every published one (so below the smallest published upper bound) and
@@ -767,7 +692,7 @@ def _topk_bounds(S, release, k, pairs):
     t = release.half_width_for(k)
     shown = np.isfinite(S)
     flags = np.zeros(N, dtype=np.int64)
-    flags[shown.sum(axis=1) != min(release.top, k)] |= int(ScoreFlag.IMPOSSIBLE)
+    flags[shown.sum(axis=1) != min(release.top if top is None else top, k)] |= int(ScoreFlag.IMPOSSIBLE)
     Sf = np.where(shown, S, 0.0)
     flags[np.any(shown & ((Sf < -t - 1e-12) | (Sf > 1 + t + 1e-12)), axis=1)] |= int(ScoreFlag.IMPOSSIBLE)
     plo, phi = np.where(shown, Sf - t, 0.0), np.where(shown, Sf + t, 0.0)
@@ -804,21 +729,34 @@ def _roundnorm_bounds(S, release, k, pairs):
     return lo, hi, impossible
 
 
-def _log_ratio_bounds(release, S, k):
-    """Bounds on ``ln(c_j / c_i)`` for every pair ``i < j``: (lo, hi, impossible), each (N, P)."""
-    pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
-    N = S.shape[0]
-    if release.kind == "loground":
-        t = release.half_width_for(k)
-        lo = np.stack([S[:, j] - S[:, i] - 2 * t for i, j in pairs], axis=1)
-        return pairs, lo, lo + 4 * t, np.zeros(N, dtype=bool)
-    if release.kind == "roundnorm":
-        lo, hi, impossible = _roundnorm_bounds(S, release, k, pairs)
-        return pairs, lo, hi, impossible
-    plo, phi = _prob_intervals(S, release, k)
-    ell, ups, impossible = _simplex_tightened(plo, phi)
+def _interval_ratio(release, S, k, pairs) -> tuple:
+    """Each probability within its half-width of the published one, tightened by the simplex."""
+    t = release.half_widths(S)
+    ell, ups, impossible = _simplex_tightened(S - t, S + t)
     lo, hi = _pair_log_bounds(ell, ups, pairs)   # ln 0 = -inf; impossible rows are flagged
-    return pairs, lo, hi, impossible
+    return lo, hi, impossible
+
+
+def _clip_ratio(release, S, k, pairs) -> tuple:
+    """Clipped probabilities: exact inside, a value at a clip end anywhere beyond it."""
+    eps = release.value
+    plo, phi = S.copy(), S.copy()
+    at_low, at_high = np.isclose(S, eps, rtol=0, atol=1e-12), np.isclose(S, 1.0 - eps, rtol=0, atol=1e-12)
+    plo[at_low], phi[at_high] = 0.0, 1.0
+    ell, ups, impossible = _simplex_tightened(plo, phi)
+    lo, hi = _pair_log_bounds(ell, ups, pairs)
+    return lo, hi, impossible
+
+
+def _loground_ratio(release, S, k, pairs) -> tuple:
+    """Rounded log-probabilities: ``ln(c_j / c_i)`` within 2t of the published difference."""
+    t = release.half_width_for(k)
+    lo = np.stack([S[:, j] - S[:, i] - 2 * t for i, j in pairs], axis=1)
+    return lo, lo + 4 * t, np.zeros(S.shape[0], dtype=bool)
+
+
+def _roundnorm_ratio(release, S, k, pairs) -> tuple:
+    return _roundnorm_bounds(S, release, k, pairs)
 
 
 def _label_bounds(labels, k, pairs):
@@ -829,6 +767,61 @@ def _label_bounds(labels, k, pairs):
         lo[labels == j, p] = 0.0     # ln(c_j / c_i) >= 0 when j is the argmax
         hi[labels == i, p] = 0.0     # ln(c_j / c_i) <= 0 when i is
     return lo, hi
+
+
+def _label_release_bounds(released, release, k, pairs) -> tuple:
+    """The label release: the labels (N,) as class indices or one-hot (N, k) rows."""
+    lab = np.asarray(released)
+    labels = np.argmax(lab, axis=1) if lab.ndim == 2 else lab.astype(np.int64)
+    flags = np.where((labels < 0) | (labels >= k), int(ScoreFlag.IMPOSSIBLE), 0).astype(np.int64)
+    lo, hi = _label_bounds(np.where(flags == 0, labels, 0), k, pairs)
+    return lo, hi, flags
+
+
+def _rank_release_bounds(released, release, k, pairs) -> tuple:
+    return _rank_bounds(released, k, pairs)
+
+
+def _topk_release_bounds(released, release, k, pairs) -> tuple:
+    """The top-K release (:func:`_topk_bounds`); with K = 1, the top-1 release's set
+    (:func:`_one_class_bounds`)."""
+    S = np.asarray(released, dtype=np.float64)
+    if S.ndim != 2 or S.shape[1] != k:
+        raise InvalidInputError(f"released scores must have shape (N, {k}) (NaN where withheld); got shape {S.shape}")
+    if release.top == 1:
+        shown = np.isfinite(S)
+        labels = np.where(shown.sum(axis=1) == 1, np.argmax(shown, axis=1), -1)
+        p = np.take_along_axis(np.where(shown, S, np.nan), np.maximum(labels, 0)[:, None], axis=1)[:, 0]
+        lo, hi, f_top1, flags = _one_class_bounds(labels, p, release, k, pairs)
+        flags = flags | np.where(flags == 0, f_top1, 0)
+    else:
+        lo, hi, flags = _topk_bounds(S, release, k, pairs)
+    flags[np.any(np.isinf(S), axis=1)] |= int(ScoreFlag.NONFINITE)
+    return lo, hi, flags
+
+
+def _top1_release_bounds(released, release, k, pairs) -> tuple:
+    """The top-1 release: a pair ``(labels, probabilities)`` (:func:`_one_class_bounds`)."""
+    labels, p = (np.asarray(v) for v in released)
+    labels, p = labels.astype(np.int64), p.astype(float)
+    lo, hi, flags, f_topk = _one_class_bounds(labels, p, release, k, pairs)
+    return lo, hi, flags | np.where(flags == 0, f_topk, 0)
+
+
+def _one_class_bounds(labels, p, release, k, pairs) -> tuple:
+    """``top1:D`` and ``topk:1:D`` publish the same thing, the top class and its probability
+    rounded to D decimals, and get one set: the intersection of two valid outer sets, the
+    top-1 construction (:func:`_top1_bounds`) and the top-K one with K = 1
+    (:func:`_topk_bounds`: the withheld classes' cap, the simplex and the order). Returns
+    ``(lo, hi, top-1 flags, top-K flags)``; each kind keeps its own flags and adds the
+    other's on the rows its own accept (a top-1 probability below 1/k is impossible)."""
+    lo1, hi1, f1 = _top1_bounds(labels, p, release, k, pairs)
+    S = np.full((labels.shape[0], k), np.nan)
+    ok = (labels >= 0) & (labels < k)
+    S[np.flatnonzero(ok), labels[ok]] = p[ok]
+    lo2, hi2, f2 = _topk_bounds(S, release, k, pairs, top=1)
+    with np.errstate(invalid="ignore"):
+        return np.fmax(lo1, lo2), np.fmin(hi1, hi2), f1, f2
 
 
 def release_to_bounds(model: VFLModel, released: Any, Y: Any, release: Release) -> BoundedSystem:
@@ -857,28 +850,8 @@ def release_to_bounds(model: VFLModel, released: Any, Y: Any, release: Release) 
         return output_bounds(model, released, Y, release)
     k = model.n_classes
     pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
-    if release.kind == "label":
-        lab = np.asarray(released)
-        labels = np.argmax(lab, axis=1) if lab.ndim == 2 else lab.astype(np.int64)
-        N = labels.shape[0]
-        flags = np.where((labels < 0) | (labels >= k), int(ScoreFlag.IMPOSSIBLE), 0).astype(np.int64)
-        lo, hi = _label_bounds(np.where(flags == 0, labels, 0), k, pairs)
-    elif release.kind == "rank":
-        lo, hi, flags = _rank_bounds(released, k, pairs)
-        N = flags.shape[0]
-    elif release.kind == "topk":
-        S = np.asarray(released, dtype=np.float64)
-        if S.ndim != 2 or S.shape[1] != k:
-            raise InvalidInputError(f"released scores must have shape (N, {k}) (NaN where withheld); got shape {S.shape}")
-        N = S.shape[0]
-        lo, hi, flags = _topk_bounds(S, release, k, pairs)
-        flags[np.any(np.isinf(S), axis=1)] |= int(ScoreFlag.NONFINITE)
-    elif release.kind == "top1":
-        lo, hi, flags = _top1_bounds(released, release, k, pairs)
-        N = flags.shape[0]
-    else:
-        pairs, lo, hi, flags = _score_bounds(released, release, k)
-        N = flags.shape[0]
+    lo, hi, flags = release.entry.bounds(released, release, k, pairs)
+    N = flags.shape[0]
     Y = as_active("Y", Y, N, model.n_active)
     A = model.pair_matrix
     D_act = np.array([model.W_act[j] - model.W_act[i] for i, j in pairs]).reshape(len(pairs), model.n_active)
@@ -899,10 +872,8 @@ def release_to_bounds(model: VFLModel, released: Any, Y: Any, release: Release) 
     return BoundedSystem(A, L, U, tuple(pairs), flags)
 
 
-def _top1_bounds(released, release, k, pairs) -> tuple:
+def _top1_bounds(labels, p, release, k, pairs) -> tuple:
     """``(lo, hi, flags)`` of a top-1 release: the label and its rounded probability."""
-    labels, p = (np.asarray(v) for v in released)
-    labels, p = labels.astype(np.int64), p.astype(float)
     N = labels.shape[0]
     t = release.half_width_for(2)
     ell, ups = np.clip(p - t, 0.0, 1.0), np.clip(p + t, 0.0, 1.0)
@@ -920,26 +891,34 @@ def _top1_bounds(released, release, k, pairs) -> tuple:
     return lo, hi, flags
 
 
-def _score_bounds(released, release, k) -> tuple:
-    """``(pairs, lo, hi, flags)`` of a release of k scores per row (probabilities, rounded,
-    noisy, log-probabilities, or PRIVEE's, recovered first and audited as bounded noise)."""
+def _score_bounds(released, release, k, pairs, ratio=_interval_ratio, in_unit=True) -> tuple:
+    """``(lo, hi, flags)`` of a release of k scores per row (probabilities, rounded, noisy or
+    log-probabilities): the shared checks, then the kind's ``ratio`` bounds (``in_unit``: the
+    published values are probabilities, refused past their half-width outside [0, 1])."""
     S = np.asarray(released, dtype=np.float64)
     if S.ndim != 2 or S.shape[1] != k:
         raise InvalidInputError(f"released scores must have shape (N, {k}); got shape {S.shape}")
-    if release.kind in ("privee", "priveeplus"):   # recover the scores, audit them as bounded noise
-        S, half, _ = recover_privee(S)
-        release = _Recovered("noise", 0.0, half=half)
     N = S.shape[0]
     flags = np.zeros(N, dtype=np.int64)
     finite = np.all(np.isfinite(S), axis=1)
     flags[~finite] |= int(ScoreFlag.NONFINITE)
     Sf = np.where(finite[:, None], S, 0.5)
-    if release.kind != "loground":
+    if in_unit:
         t = release.half_widths(Sf)
         flags[finite & (np.any(Sf < -t - 1e-12, axis=1) | np.any(Sf > 1 + t + 1e-12, axis=1))] |= int(ScoreFlag.IMPOSSIBLE)
-    pairs, lo, hi, impossible = _log_ratio_bounds(release, Sf, k)
+    lo, hi, impossible = ratio(release, Sf, k, pairs)
     flags[finite & impossible] |= int(ScoreFlag.IMPOSSIBLE)
-    return pairs, lo, hi, flags
+    return lo, hi, flags
+
+
+def _recovered_bounds(released, release, k, pairs) -> tuple:
+    """A defence whose scores are recovered first (PRIVEE: the recovery the attacks layer
+    registers), then audited as bounded noise of each recovered score's half-width."""
+    S = np.asarray(released, dtype=np.float64)
+    if S.ndim != 2 or S.shape[1] != k:
+        raise InvalidInputError(f"released scores must have shape (N, {k}); got shape {S.shape}")
+    S, half, _ = _recovery(release.kind)(S)
+    return _score_bounds(S, _Recovered("noise", 0.0, half=half), k, pairs)
 
 
 def decimals_of(V: Any, most: int = 8) -> int | None:
@@ -1057,7 +1036,7 @@ def _fitting_score_kinds(V, k) -> list[str]:
         out.append("exact")
     if not np.all(np.abs(sums - 1.0) <= 1e-5) and V.shape[0] >= 2 * k:   # k rows always fit a map: ask for 2k
         try:
-            Sr, half, _ = recover_privee(V)
+            Sr, half, _ = _recovery("priveeplus")(V)
             found = np.all(np.isfinite(Sr), axis=1)
             if found.mean() >= 0.99 and np.nanmedian(half) < 1e-3 and np.all(
                     (Sr[found] >= -1e-3) & (Sr[found] <= 1 + 1e-3)):
@@ -1080,7 +1059,7 @@ def verdict(release: Release | None, valid: np.ndarray, published: Any, k: int) 
 
     Examples
     --------
-    >>> line = verdict(None, np.array([False, False]), np.array([[0.25, 0.74], [0.5, 0.5]]), 2)
+    >>> line = verdict(None, np.array([False, False]), np.array([[0.25, 0.75], [0.5, 0.5]]), 2)
     >>> line.split("; ")[0]
     "the audit could not model this release: 2 of 2 rows (100%) are not valid under 'exact'"
     >>> line.split("; ")[1]
@@ -1101,3 +1080,70 @@ def verdict_line(release: Release | None, refused: int, rows: int, fits: list) -
     first = fits[0].split(" ")[0]
     how = "--link ovr" if first == "ovr" else f"--release {first}"
     return head + f"; the data fit: {', '.join(fits)} (audit with {how})"
+
+
+def _clip_check(kind, v):
+    return None if v < 0.5 else f"release 'clip': epsilon must be below 0.5; got {v!r}"
+
+
+def _rho_check(kind, v):
+    return None if v > 0 else f"release 'privee': rho must be > 0; got {v!r}"
+
+
+_round = partial(_score_bounds, ratio=_interval_ratio)
+
+#: the release kinds, one entry each (:class:`ReleaseKind`), in the order :data:`KINDS`
+#: lists them; the one place a kind is defined
+TABLE: dict[str, ReleaseKind] = {e.name: e for e in (
+    ReleaseKind("exact", None, lambda r, P, log_P, gen: P, _round, "exact scores (full-precision probabilities)",
+                output_links="any"),
+    ReleaseKind("round", _DECIMALS, lambda r, P, log_P, gen: np.round(P, int(r.value)), _round,
+                "probabilities rounded to {d} decimals", half_width=_rounding_half_width, decimals=True,
+                output_links="any"),
+    ReleaseKind("loground", _DECIMALS, lambda r, P, log_P, gen: np.round(log_P, int(r.value)),
+                partial(_score_bounds, ratio=_loground_ratio, in_unit=False),
+                "log-probabilities rounded to {d} decimals", log=_LOG_LOGP,
+                half_width=lambda r, k: 0.5 * 10.0 ** (-r.value), decimals=True),
+    ReleaseKind("clip", Param("epsilon", _clip_check), lambda r, P, log_P, gen: np.clip(P, r.value, 1.0 - r.value),
+                partial(_score_bounds, ratio=_clip_ratio), "probabilities clipped to [{v:g}, {w:g}]",
+                output_links="ovr", clips=True),
+    # by log-probability, as rank and top-k: no ties where P underflows
+    ReleaseKind("label", None, lambda r, P, log_P, gen: np.argmax(log_P, axis=1), _label_release_bounds,
+                "the label only (argmax)", log=_LOG_LABEL, top_class=_top_of_labels, full_scores=False),
+    ReleaseKind("top1", _DECIMALS, lambda r, P, log_P, gen: (np.argmax(P, axis=1), np.round(P.max(axis=1), int(r.value))),
+                _top1_release_bounds, "the top-1 label with its probability rounded to {d} decimals", log=_LOG_TOP1,
+                half_width=_rounding_half_width, top_class=lambda pub: _top_of_labels(pub[0]), full_scores=False,
+                decimals=True),
+    ReleaseKind("noise", Param("delta"), lambda r, P, log_P, gen: P + gen.uniform(-r.value, r.value, P.shape), _round,
+                "probabilities with bounded noise |w| <= {v:g}", half_width=lambda r, k: r.value, output_links="any"),
+    ReleaseKind("gaussian", Param("scale"), lambda r, P, log_P, gen: P + gen.normal(0.0, r.value, P.shape), _round,
+                _gaussian_words, half_width=_gaussian_half_width, parse=_parse_gaussian, spell=_spell_gaussian,
+                noisy=True, output_links="any", takes_dp=True),
+    ReleaseKind("laplace", Param("scale"), lambda r, P, log_P, gen: P + gen.laplace(0.0, r.value, P.shape), _round,
+                _laplace_words, half_width=_laplace_half_width, noisy=True, output_links="any"),
+    # the classes best first (by log-probability: no ties where P underflows)
+    ReleaseKind("rank", None, lambda r, P, log_P, gen: np.argsort(-log_P, axis=1, kind="stable"), _rank_release_bounds,
+                "the order of the classes only (FH-OPE)", log=_LOG_RANK, top_class=_top_of_ranks, full_scores=False),
+    ReleaseKind("topk", _DECIMALS, _publish_topk, _topk_release_bounds,
+                "the top {top} classes with probabilities rounded to {d} decimals, the rest withheld",
+                half_width=_rounding_half_width, parse=_parse_topk,
+                spell=lambda r: f"topk:{r.top}:{r.value:g}", full_scores=False, decimals=True, takes_top=True),
+    ReleaseKind("roundnorm", _DECIMALS, _publish_roundnorm, partial(_score_bounds, ratio=_roundnorm_ratio),
+                "probabilities rounded to {d} decimals, then renormalised to sum 1", half_width=_rounding_half_width,
+                decimals=True),
+    ReleaseKind("sig", Param("digits", _digits), lambda r, P, log_P, gen: _round_significant(P, int(r.value)), _round,
+                "probabilities to {d} significant digits", half_widths=_sig_half_widths, output_links="any"),
+    ReleaseKind("float32", None, lambda r, P, log_P, gen: P.astype(np.float32), _round,
+                "probabilities as float32 (relative precision 2^-24, subnormals below 2^-126)",
+                half_widths=_float32_half_widths, output_links="any"),
+    ReleaseKind("privee", Param("rho", _rho_check, optional=True), _publish_privee, _recovered_bounds, _privee_words,
+                recovers=True),
+    ReleaseKind("priveeplus", None, lambda r, P, log_P, gen: privee_publish(P, None, gen), _recovered_bounds,
+                "PRIVEE++ (sorted scores through A + diag(n), per-class scales, one draw per batch, float32)",
+                recovers=True),
+)}
+
+#: the release kinds and the parameter each takes (a view of :data:`TABLE`)
+KINDS = {name: None if e.param is None else e.param.name for name, e in TABLE.items()}
+#: each kind's words, where they are a template (a view of :data:`TABLE`; Release.describe)
+_WORDS = {name: e.words for name, e in TABLE.items() if isinstance(e.words, str)}

@@ -246,7 +246,8 @@ def test_privee_is_inverted_from_the_batch(k, spec, scale):
     which stays narrower than a 3-decimal rounding's on most scores.
     Weights of scale 6 saturate most rows; PRIVEE++'s diagonal is not monotone at k = 10, so
     the map swaps close scores in some rows: their intervals span both orders."""
-    from vflattack.release import privee_publish, recover_privee
+    from vflattack.attacks.privee import recover_privee
+    from vflattack.release import privee_publish
 
     rho = None if spec == "priveeplus" else float(spec.split(":")[1])
     m, rng = _model(k, scale=scale, seed=k)
@@ -273,8 +274,9 @@ def test_privee_random_batches_hold_every_score():
     from 0.01, saturated, to 1000, near-uniform; a third of the rows duplicated in some;
     PRIVEE and PRIVEE++; float32 and float64): every recovered interval holds its true
     score, or the batch is refused with an error. (At a margin of 10 instead of 30, two of
-    590 such batches failed, both near-uniform float32 PRIVEE++: release._PRIVEE_MARGIN.)"""
-    from vflattack.release import privee_publish, recover_privee
+    590 such batches failed, both near-uniform float32 PRIVEE++: attacks.privee._PRIVEE_MARGIN.)"""
+    from vflattack.attacks.privee import recover_privee
+    from vflattack.release import privee_publish
 
     rng = np.random.default_rng(2)
     held = 0
@@ -297,7 +299,7 @@ def test_privee_random_batches_hold_every_score():
 
 
 def test_the_inversion_blocks_are_the_runs_where_the_diagonal_falls():
-    from vflattack.release import _inversion_blocks
+    from vflattack.attacks.privee import _inversion_blocks
 
     assert _inversion_blocks(np.array([0.1, 0.5, 0.4, 0.9, 0.8, 0.7, 1.0])) == [[1, 2], [3, 5]]
     assert _inversion_blocks(np.array([0.1, 0.2, 0.3])) == []
@@ -305,7 +307,7 @@ def test_the_inversion_blocks_are_the_runs_where_the_diagonal_falls():
 
 
 def test_privee_needs_k_rows_and_distinct_ones():
-    from vflattack.release import recover_privee
+    from vflattack.attacks.privee import recover_privee
 
     m, rng = _model(5)
     Y, X = rng.random((5, 2)), rng.random((5, 4))

@@ -30,7 +30,7 @@ def test_model_file_round_trip_is_bit_identical(tmp_path):
     model, Y, X = _model_and_data()
     model.save(tmp_path / "m.json")
     doc = json.loads((tmp_path / "m.json").read_text())
-    assert doc["format"] == "vflattack.VFLModel" and doc["schema_version"] == 1
+    assert doc["format"] == "vflattack.VFLModel" and doc["schema_version"] == 2 and doc["link"] == "softmax"
     back = va.VFLModel.load(tmp_path / "m.json")
     np.testing.assert_array_equal(back.predict_proba(Y, X), model.predict_proba(Y, X))
     assert back.classes.tolist() == model.classes.tolist()

@@ -9,11 +9,14 @@ calls chebcenter's estimators; none re-implements an estimator.
 * :mod:`.blackbox`: it knows ``W_act`` and the signs of ``J w_pas`` only;
 * :mod:`.agnostic`: it never sees the target's score (adversary model AM, refined RAM);
 * :mod:`.defence`: the score-preserving orthogonal defence the passive party can deploy;
-* :mod:`.known_input`: the known-input attack on distance-preserving perturbation.
+* :mod:`.known_input`: the known-input attack on distance-preserving perturbation;
+* :mod:`.privee`: the recovery of PRIVEE's scores from one batch (registered with the
+  release table on import: :func:`vflattack.release.register_recovery`).
 """
 
 from __future__ import annotations
 
+from . import privee  # noqa: F401  (registers the PRIVEE recovery with the release table)
 from .agnostic import AdversaryModel, agnostic_attack, agnostic_decomposition, refine_adversary_model, train_adversary_model
 from .blackbox import blackbox_attack, blackbox_projections
 from .defence import Defence, adversary_mse, orthogonal_defence

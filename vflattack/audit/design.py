@@ -46,7 +46,7 @@ import chebcenter as cc
 from .._validate import InvalidInputError
 from ..attacks import Prior, whitebox_attack
 from ..model import VFLModel
-from ..release import Release, release_to_bounds
+from ..release import TABLE, Release, release_to_bounds
 from .protocol import Result
 
 __all__ = ["DESIGN_KINDS", "LEVELS", "SIGMAS", "TARGETS", "Candidate", "DesignResult", "Target", "design_release"]
@@ -60,7 +60,7 @@ DESIGN_KINDS = {"round": "decimals", "sig": "significant digits", "roundnorm": "
 LEVELS = tuple(range(1, 9))
 #: the noise scales tried (a 1-2-5 grid)
 SIGMAS = (1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5)
-_NOISE = ("gaussian", "laplace")
+_NOISE = tuple(name for name, e in TABLE.items() if e.noisy)   # ("gaussian", "laplace")
 
 
 @dataclass(frozen=True)
@@ -422,7 +422,7 @@ def _records(release, finer, per, label_rec, reachable, per_record: bool = True)
     if finer is not None and per_record:   # the leakage target is one number: no record binds
         f = per[finer.release]
         binding = reachable & ~f["ok"]
-        if release.kind in _NOISE:   # rows outside the finer draw's intervals claim nothing
+        if release.entry.noisy:   # rows outside the finer draw's intervals claim nothing
             binding &= f["valid"] & ~f["empty"]
         finer_value = f["value"]
     return {"value": rec["value"], "upper": rec["upper"], "reachable": reachable, "binding": binding,
@@ -519,7 +519,7 @@ class _Context:
         # a noise release's row refused, or whose set is empty, fell outside its confidence
         # intervals (the certificate's probability excludes it); a deterministic release's fails
         inside = rec["valid"] & ~rec["empty"]
-        noisy = rel.kind in _NOISE
+        noisy = rel.entry.noisy
         outside = int(np.sum(~inside)) if noisy else 0
         judged = reach & inside if noisy else reach
         if self.target.kind == "leakage":

@@ -87,15 +87,9 @@ def write_log(model: VFLModel, Y: Any, X: Any, directory: Any, *, ids: Any = Non
 
 
 def _published_columns(published, release: Release) -> dict:
-    """The log columns of what a release published (module docstring)."""
-    if release.kind == "label":
-        return {"label": np.asarray(published, dtype=np.int64)}
-    if release.kind == "top1":
-        return {"label": np.asarray(published[0], dtype=np.int64), "p_top": np.asarray(published[1], dtype=float)}
-    if release.kind == "rank":
-        return {f"rank{r}": np.asarray(published[:, r], dtype=np.int64) for r in range(published.shape[1])}
-    pre = "logp" if release.kind == "loground" else "p"
-    return {f"{pre}{i}": np.asarray(published[:, i], dtype=float) for i in range(published.shape[1])}
+    """The log columns of what a release published (module docstring; the release's
+    :class:`vflattack.release.LogColumns`)."""
+    return release.entry.log.write(published)
 
 
 def _score_columns(k: int, release: Release | None, columns) -> list[str]:
@@ -104,14 +98,9 @@ def _score_columns(k: int, release: Release | None, columns) -> list[str]:
     if release is None or release.exact:
         logs = [f"logp{i}" for i in range(k)]
         return logs if all(c in columns for c in logs) else probs
-    if release.kind == "label":
-        return ["label"] if "label" in columns else probs
-    if release.kind == "top1":
-        return ["label", "p_top"]
-    if release.kind == "rank":
-        ranks = [f"rank{r}" for r in range(k)]
-        return ranks if all(c in columns for c in ranks) else probs
-    return [f"logp{i}" for i in range(k)] if release.kind == "loground" else probs
+    log = release.entry.log
+    names = log.names(k)
+    return probs if log.fallback and not all(c in columns for c in names) else names
 
 
 def _published(df, k: int, release: Release | None):
@@ -119,16 +108,10 @@ def _published(df, k: int, release: Release | None):
     cols = _score_columns(k, release, df.columns)
     if release is None or release.exact:
         return df[cols].to_numpy(float), cols[0].startswith("logp")
-    if release.kind == "label" and cols == ["label"]:
-        lab = df["label"].to_numpy(float)
-        return np.where(np.isfinite(lab), lab, -1).astype(np.int64), False
-    if release.kind == "top1":
-        lab = df["label"].to_numpy(float)
-        return (np.where(np.isfinite(lab), lab, -1).astype(np.int64), df["p_top"].to_numpy(float)), False
-    if release.kind == "rank" and cols[0].startswith("rank"):   # a missing cell: not a permutation, refused
-        R = df[cols].to_numpy(float)
-        return np.where(np.isfinite(R), R, -1).astype(np.int64), False
-    return df[cols].to_numpy(float), release.kind == "loground"
+    log = release.entry.log
+    if cols != log.names(k):   # the probabilities instead (labels, rankings derived from them)
+        return df[cols].to_numpy(float), False
+    return log.read(df[cols].to_numpy(float)), log.log_scores
 
 
 def _attack_partition(part: Part, model, methods, prior, method_options, part_path, columns, passive_log,
@@ -307,9 +290,7 @@ def _checked_columns(model, log, passive_log, release=None):
     need = [f"y{j}" for j in range(model.n_active)] + _score_columns(k, release, have)
     missing = [c for c in need if c not in have]
     if missing:
-        what = {"label": "label (or one-hot p0..)", "top1": "label and p_top",
-                "loground": f"logp0..logp{k - 1}"}.get((release or Release()).kind,
-                                                       f"p0..p{k - 1}" + (" (or logp0..)" if release is None else ""))
+        what = (release or Release()).entry.log.needs.format(last=k - 1) + (" (or logp0..)" if release is None else "")
         raise InvalidInputError(f"log {str(log)!r} lacks columns {missing}; it needs y0..y{model.n_active - 1} "
                                 f"and, for release {(release or Release()).spec!r}, {what}")
     columns = (["id"] if "id" in have else []) + need

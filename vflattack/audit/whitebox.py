@@ -227,9 +227,9 @@ def _naive_mse(model, release, published, Y, X):
     """MSE of least squares on the published value taken as exact (rows it cannot use, such
     as saturated, not normalised or label-only ones and slices that miss the box, are left
     out; NaN when it can use none), and the number of rows it used."""
-    if release.kind in ("label", "top1", "rank", "topk"):   # no full score vector to take as exact
+    if not release.entry.full_scores:   # no full score vector to take as exact
         return float("nan"), 0
-    log = release.kind == "loground"
+    log = release.entry.log.log_scores
     with warnings.catch_warnings():   # taking a release for exact scores refuses rows: that is the point here
         warnings.simplefilter("ignore", UnreadableReleaseWarning)
         res = whitebox_attack(model, published, Y, ("ls",), log_scores=log, rng=0)
