@@ -408,3 +408,19 @@ def test_an_unconverged_projection_keeps_a_bound_and_says_why(monkeypatch):
     V = sl.vertices([1.5])
     assert r.status == Status.INACCURATE and r.extras["check"] is not None
     assert r.radius >= np.max(np.linalg.norm(V - r.center, axis=1)) - 1e-12
+
+
+@pytest.mark.xfail(strict=True, reason="issue 48: an interval no wider than 2 tau is solved as the equation through its "
+                                       "midpoint, and the radius is not widened by what that moves")
+def test_thin_interval_at_a_box_corner_keeps_the_record():
+    """A review's case (a SecretFlow-style identity output published as float32, yhat_scale
+    3.7): the interval is 2.6e-9 wide, the record (0, 1, 0) is a corner of the box and lies in
+    it, and exact's OPTIMAL radius misses it by 9e-9 (the snapped plane's slice ends at
+    (0, 1, 9e-9)). The contract: the record inside, to 1e-9 relative."""
+    A = np.array([[0.485873096532216, -0.4798899128552585, -0.07087534247347373]])
+    lower, upper = np.array([-0.47988991481320276]), np.array([-0.47988991217379445])
+    x = np.array([0.0, 1.0, 0.0])
+    assert lower[0] <= A[0] @ x <= upper[0]
+    r = cc.BoxSlice(A).center(method="exact", lower=lower, upper=upper)
+    assert r.status == cc.Status.OPTIMAL
+    assert np.linalg.norm(r.center - x) <= r.radius * (1 + 1e-9)
