@@ -400,17 +400,7 @@ class BoxSlice:
         back to the user's coordinates."""
         t0 = time.perf_counter()
         N, d = L.shape[0], self.d
-        slices = U is L
-        if slices:
-            valid = np.all(np.isfinite(L), axis=1)
-            empty = np.zeros(N, dtype=bool)
-            Lc = Uc = tau = None
-        else:
-            Lc, Uc, tau, invalid, points, empty, sets = self._split_bounds(L, U)
-            refused = spec.refused_on_intervals(given or {}) if sets.any() else None
-            if refused:
-                raise InvalidInputError(refused)
-            valid = ~(invalid | empty)
+        slices, valid, empty, Lc, Uc, tau, points = self._row_classes(L, U, spec, given)
         centers, radii = np.full((N, d), np.nan), np.full(N, np.nan)
         codes = np.full(N, Status.INVALID_INPUT, dtype=np.int8)
         codes[empty] = Status.INFEASIBLE
@@ -451,6 +441,18 @@ class BoxSlice:
         else:
             residuals, box_viol = self._bound_residuals(centers, L, U)
         return BatchResult(centers, radii, codes, spec.name, time.perf_counter() - t0, residuals, box_viol, extras)
+
+    def _row_classes(self, L, U, spec, given):
+        """``(slices, valid, empty, Lc, Uc, tau, points)`` of a checked batch: ``U is L`` is the
+        slices' batch (a row valid where finite; no bounds in the core's frame), else
+        :meth:`_split_bounds`'s classes, with the method's refusal of interval rows raised."""
+        if U is L:
+            return True, np.all(np.isfinite(L), axis=1), np.zeros(L.shape[0], dtype=bool), None, None, None, None
+        Lc, Uc, tau, invalid, points, empty, sets = self._split_bounds(L, U)
+        refused = spec.refused_on_intervals(given or {}) if sets.any() else None
+        if refused:
+            raise InvalidInputError(refused)
+        return False, ~(invalid | empty), empty, Lc, Uc, tau, points
 
     def _fixed_rows(self, L, U, on_inconsistent, points=None):
         """Every coordinate fixed: the set is ``{lo}`` where ``L <= A lo <= U`` to the rows'
@@ -568,16 +570,7 @@ class BoxSlice:
         image entry: :func:`chebcenter.methods.image.image_rcc1_spec`), in the user's
         coordinates: ``(centers, radii, codes, extras)``."""
         N, q = L.shape[0], M.shape[0]
-        slices = U is L
-        if slices:
-            valid = np.all(np.isfinite(L), axis=1)
-            empty = np.zeros(N, dtype=bool)
-        else:
-            Lc, Uc, tau, invalid, points, empty, sets = self._split_bounds(L, U)
-            refused = spec.refused_on_intervals(given or {}) if sets.any() else None
-            if refused:
-                raise InvalidInputError(refused)
-            valid = ~(invalid | empty)
+        slices, valid, empty, Lc, Uc, tau, points = self._row_classes(L, U, spec, given)
         centers, radii = np.full((N, q), np.nan), np.full(N, np.nan)
         codes = np.full(N, Status.INVALID_INPUT, dtype=np.int8)
         codes[empty] = Status.INFEASIBLE
