@@ -77,7 +77,7 @@ def auto(ctx: Context) -> MethodOutput:
 
 
 AUTO = MethodSpec(
-    "auto", auto, lies_in="S_F",
+    "auto", auto, lies_in="S_F", image="vertices_then_rcc1",
     certifies="per row: the exact radius where enumeration is cheap, else sqrt(eta) of rcc1",
     options={"max_candidates": 2_000_000, "max_vertices": 20_000, **RCC1.options},
     validators={"max_candidates": as_positive_int, "max_vertices": as_positive_int, **RCC1.validators},

@@ -574,7 +574,7 @@ def _lifted_bnb(core, grp, kk, opts, r2):
 
 
 EXACT = MethodSpec(
-    "exact", exact, lies_in="S_F",
+    "exact", exact, lies_in="S_F", image="vertices",
     certifies="the exact Chebyshev radius max_{x in S_F} ||x - c|| (radius_lower certifies it)",
     options={"max_vertices": 200_000, "max_candidates": 200_000_000, "return_vertices": False,
              "return_support": True,

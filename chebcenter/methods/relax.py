@@ -716,7 +716,7 @@ def _certify_lifted(W, Q, C, T, Alpha):
 
 
 RCC1 = MethodSpec(
-    "rcc1", rcc1, lies_in="S_F",
+    "rcc1", rcc1, lies_in="S_F", image="weighted",
     certifies="sqrt(eta): the RCC1 dual value, recomputed from alpha (>= exact radius)",
     options={"solver": "auto", "fast_path": True, "warm_chunk": 16},
     validators={"fast_path": as_bool, "warm_chunk": as_positive_int},

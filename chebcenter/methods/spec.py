@@ -222,6 +222,10 @@ class MethodOutput:
     extras: dict = field(default_factory=dict)
 
 
+#: the routes of ``of=`` a method can declare (:attr:`MethodSpec.image`)
+IMAGE_ROUTES = ("mapped", "vertices", "vertices_then_rcc1", "weighted")
+
+
 @dataclass(frozen=True)
 class MethodSpec:
     """One row of the method table (:data:`chebcenter.methods.TABLE`): a method, what it
@@ -262,8 +266,16 @@ class MethodSpec:
     #: explicitly, on a batch with such rows, is refused with an error naming the option
     #: (:meth:`refused_on_intervals`) rather than silently ignored
     interval_values: Mapping[str, tuple] = field(default_factory=dict)
+    #: how ``of=`` (the center of a linear image, :mod:`chebcenter.methods.image`) answers for
+    #: this method (:data:`IMAGE_ROUTES`): ``vertices``, the projected vertices' smallest ball;
+    #: ``vertices_then_rcc1``, that and rcc1's mapped center past the enumeration's limits;
+    #: ``weighted``, the weighted EBT relaxation beside the mapped center; ``mapped``, the
+    #: method's own center mapped by L with a certified radius
+    image: str = "mapped"
 
     def __post_init__(self) -> None:
+        if self.image not in IMAGE_ROUTES:
+            raise ValueError(f"method {self.name!r}: image must be one of {IMAGE_ROUTES}; got {self.image!r}")
         rows = () if self.func is None else self.rows
         if any(r not in ROWS for r in rows):
             raise ValueError(f"method {self.name!r}: rows must come from {ROWS}; got {self.rows}")

@@ -469,7 +469,8 @@ class BoxSlice:
 
     # -- the center of a linear image (of=): chebcenter.methods.image --------------------
     def _run_image(self, L, U, spec, opts, on_inconsistent, given, M):
-        """:meth:`_run` for the image ``M S`` (M: the checked ``of``, (q, d)). exact and auto:
+        """:meth:`_run` for the image ``M S`` (M: the checked ``of``, (q, d)), by the route the
+        method's table entry declares (``MethodSpec.image``). exact and auto:
         the minimum enclosing ball of the vertices' images (:meth:`_image_exact`; auto's rows
         past its limits get rcc1's center and bound); the other methods (and a box with every
         coordinate fixed): their own center c, mapped to ``M c`` with a certified radius
@@ -477,14 +478,14 @@ class BoxSlice:
         NaN: they measure an x-space center."""
         t0 = time.perf_counter()
         N = L.shape[0]
-        if spec.name in ("exact", "auto") and self._core is not None:
+        if spec.image.startswith("vertices") and self._core is not None:
             bad = [f"{k}={given[k]!r}" for k, ok in IMAGE_EXACT_OPTIONS.items() if k in given and given[k] not in ok]
             if bad:
                 honoured = "; ".join(f"{k} in {list(v)}" for k, v in IMAGE_EXACT_OPTIONS.items())
                 raise InvalidInputError(f"of: method {spec.name!r} with of= enumerates the vertices; {', '.join(bad)} "
                                         f"is not available there ({honoured})")
             centers, radii, codes, extras = self._image_exact(L, U, spec, opts, on_inconsistent, given, M)
-            if spec.name == "auto":
+            if spec.image == "vertices_then_rcc1":
                 chosen = np.where(codes <= Status.INACCURATE, "exact", None).astype(object)
                 far = np.flatnonzero(codes == Status.TOO_LARGE)
                 if far.size:
@@ -513,7 +514,7 @@ class BoxSlice:
             codes = res.status_codes.copy()
             extras = dict(res.extras)
             extras.update(x_center=res.centers, x_radius=res.radii, radius_by_norm=by_norm, radius_by_hull=by_hull)
-            if spec.name == "rcc1" and self._core is not None:
+            if spec.image == "weighted" and self._core is not None:
                 self._image_rcc1(L, U, spec, opts, on_inconsistent, given, M, hull, centers, radii, codes, extras)
         nan = np.full(N, np.nan)
         return BatchResult(centers, radii, codes, spec.name, time.perf_counter() - t0, nan, nan.copy(), extras)
