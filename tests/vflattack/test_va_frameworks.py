@@ -313,3 +313,23 @@ def test_log_audit_names_the_link_and_each_party(tmp_path):
     assert "link: ovr" in text and "party P1 (passive columns 0, 1)" in text and "party P2" in text
     per = np.asarray(rep.records[0]["mse_per_feature"])
     assert f"exact {per[[2, 3]].mean():.5f}" in text
+
+
+def test_party_with_its_own_rows_is_solved_on_its_block():
+    """A block-diagonal bottom model (each output reads one party): each party's radius from
+    its own block equals the image radius of the whole set (chebcenter's of=, no shortcut),
+    since S is then the product of the parties' sets."""
+    rng = np.random.default_rng(13)
+    clients = [[0, 1], [2, 3, 4]]
+    W = np.zeros((3, 5))
+    W[:1, clients[0]] = rng.standard_normal((1, 2))
+    W[1:, clients[1]] = rng.standard_normal((2, 3))
+    m = va.VFLModel(np.zeros((3, 0)), W, rng.standard_normal(3), link="identity", parties=clients)
+    X = rng.random((8, 5))
+    rel = va.Release.parse("round:2")
+    pub = rel.publish(m, None, X)
+    radii = va.party_radii(m, pub, None, rel)
+    sysb = va.release_to_bounds(m, pub, None, rel)
+    for name, cols in zip(m.party_names, clients):
+        full = cc.BoxSlice(W).centers(method="exact", lower=sysb.L, upper=sysb.U, of=cols)
+        np.testing.assert_allclose(radii[name], full.radii, rtol=1e-9, atol=1e-12)

@@ -288,8 +288,7 @@ def _float32_hint(model, release, published, status, valid) -> dict:
     fin = V[np.isfinite(V)]
     if fin.size == 0 or not np.array_equal(fin.astype(np.float32).astype(float), fin):
         return {}
-    infeasible = max((int(np.sum(np.array([s == cc.Status.INFEASIBLE for s in st]))) for st in status.values()),
-                     default=0)
+    infeasible = max((int(np.sum(st == cc.Status.INFEASIBLE)) for st in status.values()), default=0)
     if infeasible == 0:
         return {}
     line = (f"{infeasible} of {int(valid.size)} rows are INFEASIBLE when the published values are taken as exact "

@@ -173,13 +173,14 @@ def _party_radii(model: VFLModel, B: np.ndarray | None, valid: np.ndarray, syste
 
 def party_summary(model: VFLModel, X: np.ndarray, reconstructions: dict, rows: np.ndarray, expo: Exposure | None,
                   B: np.ndarray | None, valid: np.ndarray, system: Any, tau: float, threshold: float,
-                  columns: Any = None) -> dict:
+                  columns: Any = None) -> tuple[dict, dict]:
     """Each passive party on its own: ``{name: {columns, n_features, mse (per method, over the
     party's features), radius (quantiles of the certified r*_p / sqrt(d_p), the projection's
     minimax radius), below_threshold, pinned (share of the party's features pinned within
-    tau, over records)}}``. ``columns`` maps passive column indices to the dataset's (for the
-    report); default the indices themselves."""
-    out = {}
+    tau, over records)}}``, and the per-record arrays ``{name: (radius_upper, radius_lower)}``
+    (r*_p / sqrt(d_p), saved beside the report). ``columns`` maps passive column indices to the
+    dataset's (for the report); default the indices themselves."""
+    out, arrays = {}, {}
     q = [0.0, 0.1, 0.5, 0.9, 1.0]
     for name, block in zip(model.party_names, model.parties):
         cols = np.asarray(block, dtype=np.int64)
@@ -192,14 +193,14 @@ def party_summary(model: VFLModel, X: np.ndarray, reconstructions: dict, rows: n
                  "radius": dict(zip(["min", "p10", "median", "p90", "max"],
                                     np.quantile(up[have], q).tolist() if have.any() else [float("nan")] * 5)),
                  "radius_lower_median": float(np.median(low[have])) if have.any() else float("nan"),
-                 "below_threshold": float(np.mean(up[have] <= threshold)) if have.any() else float("nan"),
-                 "radius_upper": up, "radius_lower": low}
+                 "below_threshold": float(np.mean(up[have] <= threshold)) if have.any() else float("nan")}
+        arrays[name] = (up, low)
         if expo is not None:
             width = (expo.upper - expo.lower)[:, cols]
             ranged = np.all(np.isfinite(width), axis=1)
             entry["pinned"] = float(np.mean(width[ranged] <= tau + 1e-12)) if ranged.any() else float("nan")
         out[name] = entry
-    return out
+    return out, arrays
 
 
 def party_radii(model: VFLModel, published: Any, Y: Any, release: Any = None) -> dict:

@@ -201,12 +201,11 @@ def _audit_record(dataset, sc, prior, methods, method_options, bar, t0, exposure
                   "prior_mean": prior.mean, **{f"recon_{m}": v for m, v in res.reconstructions.items()}}
     parties = {}
     if exposure and model.n_parties > 1:
-        parties = party_summary(model, X, res.reconstructions, rows, expo,
-                                None if bounded else np.nan_to_num(res.system.B), res.system.valid,
-                                res.system if bounded else None, float(tau), float(radius_threshold), sc.passive)
-        for name, entry in parties.items():
-            arrays[f"party_radius_{name}"] = entry.pop("radius_upper")
-            arrays[f"party_radius_lower_{name}"] = entry.pop("radius_lower")
+        parties, radii = party_summary(model, X, res.reconstructions, rows, expo,
+                                       None if bounded else np.nan_to_num(res.system.B), res.system.valid,
+                                       res.system if bounded else None, float(tau), float(radius_threshold), sc.passive)
+        for name, (up, low) in radii.items():
+            arrays[f"party_radius_{name}"], arrays[f"party_radius_lower_{name}"] = up, low
     mse, status, seconds = res.mse(X), res.status_counts(), dict(res.times, train=time.perf_counter() - t0)
     agreement = float(np.mean(release.top_class(scores) == np.argmax(model.predict_proba(Y, X), axis=1))) \
         if released and not linked else 1.0
