@@ -63,7 +63,17 @@ def _gamma32(m: int) -> float:
 def published_outputs(model: VFLModel, Y: Any, X: Any) -> np.ndarray:
     """What a deployment of ``model`` publishes, as it computes it: float64 outputs, or for a
     float32 model, the weights, features and logits in float32 and the value rounded to
-    float32 (returned as float64 numbers that are float32 values)."""
+    float32 (returned as float64 numbers that are float32 values); ovr's sigmoid is evaluated
+    in float32, as ``torch.sigmoid`` is.
+
+    Examples
+    --------
+    >>> import numpy as np, vflattack as va
+    >>> m = va.VFLModel(np.zeros((1, 0)), np.array([[1.0, 1.0]]), np.zeros(1), link="identity", precision="float32")
+    >>> v = published_outputs(m, None, np.array([[0.1, 0.2]]))
+    >>> bool(v[0, 0] == np.float32(0.1) + np.float32(0.2)), bool(v[0, 0] == 0.1 + 0.2)   # float32's sum
+    (True, False)
+    """
     if model.precision != "float32":
         return model.outputs(Y, X)
     X = np.asarray(X, dtype=float)
