@@ -215,6 +215,10 @@ class FeatureRanges:
         Seconds for the batch.
     lo, hi : ndarray, shape (d,)
         The box, for :meth:`pinned`.
+    forward_error : ndarray, shape (N,), optional
+        How much each row's intervals were widened on both sides so that they contain the
+        ranges of the exact set the floats describe (docs/theory.md §6.8); NaN where the row
+        has none (an interval row, an empty set).
     """
 
     lower: np.ndarray
@@ -223,6 +227,7 @@ class FeatureRanges:
     time: float
     lo: np.ndarray
     hi: np.ndarray
+    forward_error: np.ndarray | None = None
 
     @property
     def status(self) -> np.ndarray:

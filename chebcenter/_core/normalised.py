@@ -7,12 +7,16 @@ feasibility (the compiled projection, then an LP at the tolerances). It runs no 
 
 from __future__ import annotations
 
+import functools
+import itertools
+import math
+
 import numpy as np
 from scipy.optimize import linprog, lsq_linear
 
 from ..kernels import linalg, projection
 
-__all__ = ["CLIP_TOL", "MEMBERSHIP_TOL", "_Core", "bound_size", "corner_radius"]
+__all__ = ["BASIS_BUDGET", "CLIP_TOL", "MEMBERSHIP_TOL", "_Core", "bound_size", "corner_radius"]
 
 _PROJECT_MAXIT = 200
 #: a center of an S_F method may leave the box by this much (in units of the largest box
@@ -22,7 +26,12 @@ CLIP_TOL = 1e-7
 #: units of ||A|| (||c|| + 1) + ||b||)
 MEMBERSHIP_TOL = 1e-9
 _EPS = np.finfo(np.float64).eps
-
+#: the most bases ``Vr[:, F]`` whose smallest singular value is computed for the forward-error
+#: bound (docs/theory.md §6.8); past it the largest inverse norm is estimated from this many
+BASIS_BUDGET = 50_000
+#: a basis whose elimination meets a pivot at most this (orthonormal rows) is singular, as in
+#: the vertex enumeration (:func:`chebcenter.kernels.vertices.enumerate_vertices`)
+BASIS_PIVOT_TOL = 1e-10
 
 
 def corner_radius(core, X):
@@ -49,7 +58,7 @@ class _Core:
     ``ls``), ``half_diag_sq``, ``box_tol``, ``cond`` (sigma_max / sigma_r).
     """
 
-    def __init__(self, A, w, origin, rank_tol, feas_tol, svd=None):
+    def __init__(self, A, w, origin, rank_tol, feas_tol, svd=None, offset_size=None):
         m, d = A.shape
         if svd is not None:   # A's full SVD, computed by the caller (BoxSlice shares its own)
             U, s, Vt = svd
@@ -58,9 +67,22 @@ class _Core:
         else:
             U, s, Vt = np.zeros((0, 0)), np.zeros(0), np.eye(d)
         self.sigma_max = float(s[0]) if s.size else 0.0
-        if rank_tol is None:
-            rank_tol = self.sigma_max * max(m, d) * _EPS
+        #: the rank at working precision (NumPy's rule) and the resolved rank: a direction of the
+        #: row space whose singular value is at most feas_tol sigma_max moves A x by no more than
+        #: the consistency tolerance over the whole box, so b cannot resolve it (docs/theory.md
+        #: §6.8); it is dropped, and the rows that lean on it are INACCURATE (``dropped``)
+        #: and, at an offset, one whose singular value times the box's largest extent ``||w||`` is at
+        #: most the rounding of the normalisation ``(b - A shift) / s``: ``offset_size`` (per
+        #: equation, ``sum_i |a_ji| |shift_i| / s``) bounds ``|b_j|`` too, so that rounding is at most
+        #: ``t_j = 16 eps offset_size_j`` and moves the slice along the direction by more than the box
+        numeric = self.sigma_max * max(m, d) * _EPS
+        default = rank_tol is None
+        if default:
+            rank_tol = max(numeric, feas_tol * self.sigma_max)
+            if offset_size is not None and m:
+                rank_tol = max(rank_tol, 16.0 * _EPS * float(np.linalg.norm(offset_size)) / float(np.linalg.norm(w)))
         r = int(np.sum(s > rank_tol))
+        self._resolved = (r, int(np.sum(s > numeric)), default)
         self.A = np.ascontiguousarray(A)
         self.m, self.d, self.rank, self.p = m, d, r, d - r
         self.Ur = np.ascontiguousarray(U[:, :r])
@@ -90,11 +112,123 @@ class _Core:
         self.coord_tol = np.minimum(self.box_tol, np.maximum(feas_tol * (self.hi - self.lo), 64.0 * _EPS * d))
         self._project_tol = 1e-11 * (1.0 + float(np.linalg.norm(w)))
 
+    # -- the forward error of the computed slice (docs/theory.md §6.8) -----------------------
+    @functools.cached_property
+    def dropped(self):
+        """How many directions of A's row space the resolved rank leaves out although they
+        are above NumPy's rank rule: singular values in ``(sigma_max max(m, d) eps, rank_tol]``
+        (docs/theory.md §6.8). Directions at NumPy's rule, the rounding level of A's own
+        entries, are dependent by the library's definition and not counted. 0 where the
+        caller set ``rank_tol``: the caller decides."""
+        r, numeric, default = self._resolved
+        return numeric - r if default else 0
+
+    @functools.cached_property
+    def basis_conditioning(self):
+        """``(H, proven)``: ``H >= max_F ||Vr[:, F]^{-1}||_2`` over the bases F (r columns whose
+        block is nonsingular at ``BASIS_PIVOT_TOL``), the Hoffman constant of ``{Vr x = beta,
+        lo <= x <= hi}``: a box point ``g`` off ``Vr x = beta`` lies within ``H ||g||`` of the
+        set. Exact over every basis up to ``BASIS_BUDGET`` of them (rank 1: ``1 / min |v_i|``);
+        past it, the largest over that many bases drawn with a fixed seed, and ``proven`` False."""
+        r, d = self.rank, self.d
+        if r == 0:
+            return 0.0, True
+        Vr = self.Vr
+        if r == 1:
+            v = np.abs(Vr[0])
+            v = v[v > BASIS_PIVOT_TOL]
+            return (float(1.0 / v.min()) if v.size else 0.0), True
+        count = math.comb(d, r)
+        proven = count <= BASIS_BUDGET
+        if proven:
+            combs = np.array(list(itertools.combinations(range(d), r)), dtype=np.int64).reshape(-1, r)
+        else:
+            rng = np.random.default_rng(0)
+            combs = np.sort(np.argsort(rng.random((BASIS_BUDGET, d)), axis=1)[:, :r], axis=1)
+        worst = 0.0
+        for start in range(0, combs.shape[0], 8192):
+            blocks = np.transpose(Vr[:, combs[start:start + 8192]], (1, 0, 2))
+            sv = np.linalg.svd(blocks, compute_uv=False)
+            smin = sv[:, -1]
+            smin = smin[smin > BASIS_PIVOT_TOL * np.maximum(sv[:, 0], 1.0)]
+            if smin.size:
+                worst = max(worst, float(1.0 / smin.min()))
+        return worst, proven
+
+    @functools.cached_property
+    def _factor_residual(self):
+        """A bound on ``||Ur^T A - diag(s_r) Vr||_2``: the SVD's backward error in the kept
+        directions, measured, plus the rounding of measuring it."""
+        if self.rank == 0:
+            return 0.0
+        R = self.Ur.T @ self.A - self.s_r[:, None] * self.Vr
+        rounding = (self.m + 2) * _EPS * (np.linalg.norm(np.abs(self.Ur).T @ np.abs(self.A))
+                                          + self.sigma_max * np.linalg.norm(self.Vr))
+        return float(np.linalg.norm(R) + rounding)
+
+    def forward_error(self, B, Q, user=None, slack=None, centers=None):
+        """Per slice row (``A x = B``, ``q = A^+ b`` the row of ``Q``): ``e`` such that every box
+        point x with ``|a_j^T x - b_j| <= rho_j + slack_j`` lies within ``e`` of the computed
+        slice ``{x in box : Vr x = Vr q}`` (docs/theory.md §6.8). ``rho_j`` is b's own
+        rounding, ``(2d + 4) eps (user_j + sum_i |a_ji| w_i)`` (a b computed from a point of the
+        box, then normalised), ``slack`` the half-width of an interval solved as its midpoint.
+        ``e = 1.01 H eta`` with ``eta = (||zeta|| + ||rho + slack|| + ||R|| ||w||) / s_r``, zeta
+        the computed ``Ur^T b - s_r (Vr q)`` (with its rounding) and R the factors' residual."""
+        N = B.shape[0]
+        if self.rank == 0 or N == 0:
+            return np.zeros(N)
+        H, _ = self.basis_conditioning
+        absA = np.abs(self.A)
+        size = np.abs(B) if user is None else np.maximum(user, np.abs(B))
+        t = (2 * self.d + 4) * _EPS * (size + absA @ self.hi)
+        if slack is not None:
+            t = t + slack
+        # row by row (compiled, no BLAS over the batch): a row's widening, like its radius, is
+        # the same bits alone or in any batch (docs/theory.md §6.7)
+        rows_times = linalg.rows_times
+        beta = rows_times(Q, self.Vr)
+        zeta = rows_times(B, self.Ur.T) - self.s_r * beta
+        zeta_err = (self.m + self.d + 2) * _EPS * (np.linalg.norm(rows_times(np.abs(B), np.abs(self.Ur.T)), axis=1)
+                                                  + self.sigma_max * np.linalg.norm(rows_times(np.abs(Q), np.abs(self.Vr)), axis=1))
+        eta = (np.linalg.norm(zeta, axis=1) + zeta_err + 1.01 * np.linalg.norm(t, axis=1)
+               + self._factor_residual * math.sqrt(self.half_diag_sq)) / float(self.s_r[-1])
+        e = 1.01 * H * eta
+        if centers is not None:   # the local bound through a point of S~ with slack in the box
+            e = np.minimum(e, self._local_error(centers, beta, eta))
+        return e
+
+    def _local_error(self, C, beta, eta):
+        """The Slater form of the bound (docs/theory.md §6.8): ``c`` a point on ``Vr x = beta``
+        to ``r_c = ||Vr c - beta||`` whose coordinates keep a slack ``delta`` from the box's
+        faces. A box point x with ``||Vr x - beta|| <= eta`` moved onto the plane (by at most
+        eta, leaving the box by at most eta per coordinate) and then toward c's own
+        projection by ``lam = eta / (eta + delta - r_c)`` is back in the box: it lies within
+        ``eta + lam (F + r_c + eta)`` of x, F the farthest box corner from c. Infinite where
+        ``delta <= r_c`` (no slack) or the row has no center."""
+        N = C.shape[0]
+        out = np.full(N, np.inf)
+        fine = np.all(np.isfinite(C), axis=1)
+        if not fine.any():
+            return out
+        Cf = C[fine]
+        r_c = np.linalg.norm(linalg.rows_times(Cf, self.Vr) - beta[fine], axis=1)
+        r_c = 1.01 * r_c + 4.0 * (self.d + 2) * _EPS * (1.0 + np.linalg.norm(beta[fine], axis=1))
+        delta = np.min(np.minimum(Cf - self.lo, self.hi - Cf), axis=1)
+        far = np.sqrt(np.sum(np.maximum(Cf - self.lo, self.hi - Cf) ** 2, axis=1))
+        room = delta - r_c
+        ok = room > 0
+        e = np.full(Cf.shape[0], np.inf)
+        et = eta[fine][ok]
+        lam = et / (et + room[ok])
+        e[ok] = 1.01 * (et + lam * (far[ok] + r_c[ok] + et))
+        out[fine] = e
+        return out
+
     def q_of(self, b):
         """``A^+ b`` from the orthogonal factors (stable for any condition number)."""
         return self.Vr.T @ ((self.Ur.T @ b) / self.s_r) if self.rank else np.zeros(self.d)
 
-    def _project_outside(self, Q, candidates, inside, user=None):
+    def _project_outside(self, Q, candidates, inside, user=None, B=None):
         """Decide S_F != {} for the candidate rows whose half* point is outside the box.
 
         Rows with h in the box are feasible (h is the projection of the midpoint onto
@@ -102,7 +236,14 @@ class _Core:
         projects, or certifies emptiness (a dual point above the largest primal value);
         only a row it leaves undecided is given to an LP (HiGHS). A feasible row it could
         not project keeps a NaN projection for the method. Returns ``(outside, proj,
-        feasible)`` over the outside rows.
+        feasible)`` over the outside rows. ``B``: the rows' right-hand sides (default ``A q``).
+
+        The projection's emptiness is that of the computed slice ``Vr x = Vr q``; INFEASIBLE
+        means empty at the tolerances (docs/theory.md §6.2). A point of the tolerance set lies
+        within ``u = (||tau|| + ||R|| ||w||) / s_r`` of the computed slice (R the factors'
+        residual, docs/theory.md §6.8), so a row whose slice also misses the box widened by
+        ``u`` (plus ``coord_tol``) is empty at the tolerances; one that meets the widened box
+        goes to the LP. On an ill-conditioned A, ``u`` is not small and the LP decides.
         """
         outside = np.flatnonzero(candidates & ~inside)
         X = np.full((outside.size, self.d), np.nan)
@@ -134,10 +275,24 @@ class _Core:
                     axis=1)
                 X[redo] = Xr
                 state[redo[still]] = projection.UNDECIDED
+        empty = np.flatnonzero(state == projection.EMPTY)
+        if empty.size:   # empty at the tolerances too? (the box widened by u)
+            Be = linalg.rows_times(Q[outside[empty]], self.A) if B is None else B[outside[empty]]
+            tau = self._row_tol(Be, None if user is None else user[outside[empty]])
+            u = ((1.01 * np.linalg.norm(tau, axis=1) + self._factor_residual * math.sqrt(self.half_diag_sq))
+                 / float(self.s_r[-1]) + float(self.coord_tol.max()))
+            Xe = np.full((1, self.d), np.nan)
+            se, ie = np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
+            for j, k in enumerate(empty):
+                projection.project_rows(self.mid, self.Vr, np.ascontiguousarray(beta[k:k + 1]), self.lo - u[j],
+                                        self.hi + u[j], Xe, se, ie, _PROJECT_MAXIT, self._project_tol)
+                if se[0] != projection.EMPTY:
+                    state[k] = projection.UNDECIDED
         feasible[state == projection.PROJECTED] = True
         X[state != projection.PROJECTED] = np.nan
         for k in np.flatnonzero(state == projection.UNDECIDED):
-            feasible[k] = self._lp_feasible(self.A @ Q[outside[k]], None if user is None else user[outside[k]])
+            bk = self.A @ Q[outside[k]] if B is None else B[outside[k]]
+            feasible[k] = self._lp_feasible(bk, None if user is None else user[outside[k]])
         return outside, X, feasible
 
     def _lp_point(self, beta):

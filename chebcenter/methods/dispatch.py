@@ -31,7 +31,7 @@ from .spec import Context
 __all__ = ["check_contract", "scatter_declared", "solve"]
 
 
-def solve(core, L, U, tau, user, spec, opts, on_inconsistent):
+def solve(core, L, U, tau, user, spec, opts, on_inconsistent, slack=None):
     """Centers, radii, statuses and extras (the core's frame) of the sets
     ``{x in box : L <= A x <= U}``, one per row, by the method ``spec``.
 
@@ -40,14 +40,16 @@ def solve(core, L, U, tau, user, spec, opts, on_inconsistent):
     tolerances (``_Core.bound_tol``; may be None when ``U is L``), ``user`` (N, m) the size of
     what the normalisation subtracted from each bound, or None. ``on_inconsistent`` applies
     to slices (``"project"``: b replaced by its projection onto Col(A)). A row's extras are
-    the dispatcher's and the method's declared ones."""
+    the dispatcher's and the method's declared ones. ``slack`` (N, m): the half-width of an
+    interval the caller replaced by its midpoint (0 elsewhere; None: none), added to the
+    forward error of those rows (:func:`widen`)."""
     await_method(spec.name)   # a compile helper's step: loaded from its cache, not compiled twice
     if U is L:
-        return _slices(core, L, user, spec, opts, on_inconsistent, np.arange(L.shape[0]))
+        return _slices(core, L, user, spec, opts, on_inconsistent, np.arange(L.shape[0]), slack)
     N, d = L.shape[0], core.d
     points = np.all(L == U, axis=1)
     if points.all():
-        return _slices(core, L, user, spec, opts, on_inconsistent, np.arange(N))
+        return _slices(core, L, user, spec, opts, on_inconsistent, np.arange(N), slack)
     if not points.any():
         return _sets(core, L, U, tau, spec, opts, np.arange(N))
     centers, radii = np.full((N, d), np.nan), np.full(N, np.nan)
@@ -55,15 +57,15 @@ def solve(core, L, U, tau, user, spec, opts, on_inconsistent):
     extras: dict[str, Any] = {}
     at = np.flatnonzero(points)
     _place(spec, at, _slices(core, np.ascontiguousarray(L[at]), None if user is None else user[at], spec, opts,
-                             on_inconsistent, at), centers, radii, codes, extras)
+                             on_inconsistent, at, None if slack is None else slack[at]), centers, radii, codes, extras)
     at = np.flatnonzero(~points)
     _place(spec, at, _sets(core, L[at], U[at], tau[at], spec, opts, at), centers, radii, codes, extras)
     return centers, radii, codes, extras
 
 
-def _slices(core, B, user, spec, opts, on_inconsistent, index):
+def _slices(core, B, user, spec, opts, on_inconsistent, index, slack=None):
     """:func:`solve` on rows that are slices ``A x = B`` (all finite); ``index``: the rows'
-    positions in the batch (the contexts' ``rows``)."""
+    positions in the batch (the contexts' ``rows``); ``slack``: see :func:`solve`."""
     N, d = B.shape[0], core.d
     Q, H = np.empty((N, d)), np.empty((N, d))
     residual, violation = np.empty(N), np.empty(N)
@@ -83,7 +85,7 @@ def _slices(core, B, user, spec, opts, on_inconsistent, index):
     if inside.any():   # and within each coordinate's own tolerance (a narrow one gets no wider slack)
         Hi = H[inside]
         inside[inside] = np.all((Hi >= core.lo - core.coord_tol) & (Hi <= core.hi + core.coord_tol), axis=1)
-    outside, proj_out, feasible_out = core._project_outside(Q, codes == Status.OPTIMAL, inside, user)
+    outside, proj_out, feasible_out = core._project_outside(Q, codes == Status.OPTIMAL, inside, user, B)
     codes[outside[~feasible_out]] = Status.INFEASIBLE
     rows = np.flatnonzero(codes == Status.OPTIMAL)
     every = rows.size == N
@@ -111,7 +113,60 @@ def _slices(core, B, user, spec, opts, on_inconsistent, index):
     centers[bad] = np.nan
     radii[bad] = np.nan
     check_contract(core, spec, _SliceMembers(core, B), centers, radii, codes, extras)
+    widen(core, spec, B, Q, user, slack, centers, radii, codes, extras)
     return centers, radii, codes, extras
+
+
+#: why a row of an A with a direction its right-hand sides cannot resolve is INACCURATE
+DROPPED = ("near-dependent equations: a direction of the row space with singular value <= feas_tol * "
+           "sigma_max is not resolved by b and was dropped (the set solved contains the exact one); "
+           "radius and ranges bound it, radius_lower does not certify it")
+
+
+def widen(core, spec, B, Q, user, slack, centers, radii, codes, extras):
+    """Make every answered slice row's certificate hold for the exact set (in place;
+    docs/theory.md §6.8): the set of the exact data, of b's own rounding and of the
+    intervals solved as their midpoints (``slack``) lies within ``e``
+    (:meth:`~chebcenter._core.normalised._Core.forward_error`) of the computed slice, so the
+    radius grows by ``e`` (by ``spec.lipschitz e`` for a radius of an image; an x-space
+    radius never past the farthest box corner), ``radius_lower`` shrinks by as much and the
+    feature ranges widen by ``e`` on both sides (within the box). ``extras["forward_error"]``
+    holds the widening. Where the core dropped a direction b cannot resolve
+    (``core.dropped``), an OPTIMAL row is INACCURATE and its ``radius_lower`` 0."""
+    N = B.shape[0]
+    answered = codes <= Status.INACCURATE
+    e = np.zeros(N)
+    if answered.any():
+        e[answered] = core.forward_error(B[answered], Q[answered], None if user is None else user[answered],
+                                         None if slack is None else slack[answered],
+                                         centers[answered] if spec.lies_in == "S_F" else None)
+    grow = spec.lipschitz * e
+    extras["forward_error"] = np.where(answered, grow, np.nan)
+    ok = np.flatnonzero(answered & np.isfinite(radii))
+    if ok.size:
+        radii[ok] += grow[ok]
+        if spec.lipschitz == 1.0 and spec.lies_in != "none":   # never past the farthest corner
+            C = centers[ok]
+            fine = np.all(np.isfinite(C), axis=1)
+            far = np.sqrt(np.sum(np.maximum(C[fine] - core.lo, core.hi - C[fine]) ** 2, axis=1))
+            radii[ok[fine]] = np.minimum(radii[ok[fine]], far)
+    low = extras.get("radius_lower")
+    if low is not None:
+        extras["radius_lower"] = np.where(answered, np.maximum(low - grow, 0.0), low)
+    if "lower" in extras and "upper" in extras and spec.lies_in == "none" and spec.lipschitz == 1.0:
+        lo_, up_ = extras["lower"], extras["upper"]
+        extras["lower"] = np.where(answered[:, None], np.maximum(lo_ - e[:, None], core.lo), lo_)
+        extras["upper"] = np.where(answered[:, None], np.minimum(up_ + e[:, None], core.hi), up_)
+    if core.dropped:
+        hit = answered & (codes == Status.OPTIMAL)
+        codes[hit] = Status.INACCURATE
+        if low is not None:
+            extras["radius_lower"] = np.where(answered, 0.0, extras["radius_lower"])
+        check = extras.get("check")
+        check = np.full(N, None, dtype=object) if check is None else check
+        for k in np.flatnonzero(answered):
+            check[k] = DROPPED if check[k] is None else f"{check[k]}; {DROPPED}"
+        extras["check"] = check
 
 
 def _sets(core, Lc, Uc, tau, spec, opts, index):

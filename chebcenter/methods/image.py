@@ -119,6 +119,7 @@ def image_spec(base: MethodSpec, Lf: np.ndarray, capacity: int, max_candidates: 
     q = Lf.shape[0]
     return MethodSpec(
         base.name, lambda ctx: image_exact(ctx, Lf, capacity, max_candidates), lies_in="none",
+        lipschitz=operator_norm(Lf),
         certifies="the exact Chebyshev radius of L S (radius_lower certifies it)",
         extras=(Extra("image_center", "length", "f8", "the center of L S (the core's frame)", shape=(q,)),
                 Extra("radius_lower", "length", "f8", "a lower bound on the minimax radius of L S"),
@@ -344,7 +345,7 @@ def image_rcc1_spec(base: MethodSpec, Lf: np.ndarray, solver: str) -> MethodSpec
     core's frame), the radius is certified at the solver's weights."""
     q = Lf.shape[0]
     return MethodSpec(
-        base.name, lambda ctx: image_rcc1(ctx, Lf, solver), lies_in="none",
+        base.name, lambda ctx: image_rcc1(ctx, Lf, solver), lies_in="none", lipschitz=operator_norm(Lf),
         certifies="sqrt(eta): the weighted RCC1 dual value, recomputed from alpha (>= the radius of L S)",
         extras=(Extra("image_center", "length", "f8", "the weighted RCC1 center of L S (the core's frame)",
                       shape=(q,)),

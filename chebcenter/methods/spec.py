@@ -138,6 +138,8 @@ class Extra:
 COMMON_EXTRAS = (
     Extra("rhs_residual", "length", "f8", "||A A^+ b - b||: how far b is from A's range (0 for a consistent row)"),
     Extra("check", "label", "O", "why the contract check (or the method itself) changed the row's status; None if not"),
+    Extra("forward_error", "length", "f8", "how far the exact set can lie from the computed one (b's rounding, "
+                                           "the factors', intervals solved as midpoints): added to the radius"),
 )
 #: and to those whose centers lie in S_F
 IN_SLICE_EXTRAS = (
@@ -272,6 +274,10 @@ class MethodSpec:
     #: ``weighted``, the weighted EBT relaxation beside the mapped center; ``mapped``, the
     #: method's own center mapped by L with a certified radius
     image: str = "mapped"
+    #: how far the radius moves when every point of the set moves by at most 1: 1 for an x-space
+    #: radius, ``||L||`` for the radius of an image ``L S`` (the dispatcher's forward-error
+    #: widening, :func:`chebcenter.methods.dispatch.widen`)
+    lipschitz: float = 1.0
 
     def __post_init__(self) -> None:
         if self.image not in IMAGE_ROUTES:

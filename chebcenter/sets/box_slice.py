@@ -114,8 +114,13 @@ class BoxSlice:
         substituted into ``b`` and removed before any method runs.
     rank_tol : float, optional
         Singular values of ``A`` restricted to the free coordinates that are
-        ``<= rank_tol`` count as zero. Default ``sigma_max * max(m, d) * eps``
-        (NumPy's ``matrix_rank`` rule).
+        ``<= rank_tol`` count as zero. Default: the *resolved* rank (docs/theory.md
+        §6.8), the largest of NumPy's ``matrix_rank`` rule ``sigma_max * max(m, d) * eps``,
+        ``feas_tol * sigma_max`` (a direction the consistency tolerance cannot resolve over
+        the box) and, at an offset, the rounding of subtracting it over the box's extent. A
+        direction A has but the data cannot resolve is dropped (the set solved contains the
+        exact one) and every answered row says INACCURATE with the reason in
+        ``extras["check"]``. The property :attr:`rank` is A's own rank (NumPy's rule).
     feas_tol : float, default 1e-9
         Relative tolerance of the consistency test ``dist(b, Col A) <= feas_tol *
         (||b|| + ||A|| ||x-scale||)`` and of box membership (in units of the largest box
@@ -187,7 +192,8 @@ class BoxSlice:
             # one SVD where nothing is fixed: the core's matrix is A itself, so it takes these factors
             svd = self._svd if self._free.size == d else None
             self._core = _Core(np.ascontiguousarray(A[:, self._free]), w, origin,
-                               None if rank_tol is None else rank_tol, self.feas_tol, svd=svd)
+                               None if rank_tol is None else rank_tol, self.feas_tol, svd=svd,
+                               offset_size=self._abs_offset / self.scale)
 
     # -- the full A's factors (public; the theory functions use them), from one SVD ---------
     @functools.cached_property
@@ -391,7 +397,8 @@ class BoxSlice:
         lower, upper = lower.copy(), upper.copy()
         lower[bad] = np.nan
         upper[bad] = np.nan
-        return FeatureRanges(lower, upper, res.status_codes, res.time, self.lo.copy(), self.hi.copy())
+        return FeatureRanges(lower, upper, res.status_codes, res.time, self.lo.copy(), self.hi.copy(),
+                             res.extras.get("forward_error"))
 
     def _run(self, L, U, spec, opts, on_inconsistent, given=None):
         """Solve the checked batch of sets ``{x in box : L <= A x <= U}`` with ``spec`` (a
@@ -400,7 +407,7 @@ class BoxSlice:
         back to the user's coordinates."""
         t0 = time.perf_counter()
         N, d = L.shape[0], self.d
-        slices, valid, empty, Lc, Uc, tau, points = self._row_classes(L, U, spec, given)
+        slices, valid, empty, Lc, Uc, tau, points, slack = self._row_classes(L, U, spec, given)
         centers, radii = np.full((N, d), np.nan), np.full(N, np.nan)
         codes = np.full(N, Status.INVALID_INPUT, dtype=np.int8)
         codes[empty] = Status.INFEASIBLE
@@ -422,7 +429,8 @@ class BoxSlice:
                                          on_inconsistent)
                 else:
                     Z, R, cz, ex = solve(self._core, np.ascontiguousarray(take(Lc)), np.ascontiguousarray(take(Uc)),
-                                         take(tau), self._user_magnitude(Lg, Ug), spec, opts, on_inconsistent)
+                                         take(tau), self._user_magnitude(Lg, Ug), spec, opts, on_inconsistent,
+                                         take(slack))
                 Z, R = self._to_original(Z), R * s
                 ex = {key: _to_user(self, spec, key, val) for key, val in ex.items()}
             centers[good], radii[good], codes[good] = Z, R, cz
@@ -443,16 +451,16 @@ class BoxSlice:
         return BatchResult(centers, radii, codes, spec.name, time.perf_counter() - t0, residuals, box_viol, extras)
 
     def _row_classes(self, L, U, spec, given):
-        """``(slices, valid, empty, Lc, Uc, tau, points)`` of a checked batch: ``U is L`` is the
+        """``(slices, valid, empty, Lc, Uc, tau, points, slack)`` of a checked batch: ``U is L`` is the
         slices' batch (a row valid where finite; no bounds in the core's frame), else
         :meth:`_split_bounds`'s classes, with the method's refusal of interval rows raised."""
         if U is L:
-            return True, np.all(np.isfinite(L), axis=1), np.zeros(L.shape[0], dtype=bool), None, None, None, None
-        Lc, Uc, tau, invalid, points, empty, sets = self._split_bounds(L, U)
+            return True, np.all(np.isfinite(L), axis=1), np.zeros(L.shape[0], dtype=bool), None, None, None, None, None
+        Lc, Uc, tau, invalid, points, empty, sets, slack = self._split_bounds(L, U)
         refused = spec.refused_on_intervals(given or {}) if sets.any() else None
         if refused:
             raise InvalidInputError(refused)
-        return False, ~(invalid | empty), empty, Lc, Uc, tau, points
+        return False, ~(invalid | empty), empty, Lc, Uc, tau, points, slack
 
     def _fixed_rows(self, L, U, on_inconsistent, points=None):
         """Every coordinate fixed: the set is ``{lo}`` where ``L <= A lo <= U`` to the rows'
@@ -571,12 +579,12 @@ class BoxSlice:
         image entry: :func:`chebcenter.methods.image.image_rcc1_spec`), in the user's
         coordinates: ``(centers, radii, codes, extras)``."""
         N, q = L.shape[0], M.shape[0]
-        slices, valid, empty, Lc, Uc, tau, points = self._row_classes(L, U, spec, given)
+        slices, valid, empty, Lc, Uc, tau, points, slack = self._row_classes(L, U, spec, given)
         centers, radii = np.full((N, q), np.nan), np.full(N, np.nan)
         codes = np.full(N, Status.INVALID_INPUT, dtype=np.int8)
         codes[empty] = Status.INFEASIBLE
         lower, n_vertices = np.full(N, np.nan), np.full(N, -1, dtype=np.int64)
-        residual = np.full(N, np.nan)
+        residual, forward = np.full(N, np.nan), np.full(N, np.nan)
         check = np.full(N, None, dtype=object)
         weighted, eta = img is not None, np.full(N, np.nan)
         good = np.flatnonzero(valid)
@@ -592,7 +600,7 @@ class BoxSlice:
                                      on_inconsistent)
             else:
                 _, R, cz, ex = solve(self._core, np.ascontiguousarray(Lc[good]), np.ascontiguousarray(Uc[good]),
-                                     tau[good], self._user_magnitude(Lg, Ug), img, opts, on_inconsistent)
+                                     tau[good], self._user_magnitude(Lg, Ug), img, opts, on_inconsistent, slack[good])
             Cn = ex["image_center"]
             base = M @ self._shift
             # the rounding of the map back, s Cn + M shift, is added to the radius
@@ -605,11 +613,14 @@ class BoxSlice:
             if weighted:   # the weighted rcc1 entry (image_rcc1_spec): its certified value, user units
                 eta[good] = ex["eta"] * s * s
             residual[good] = ex["rhs_residual"] * s
+            if "forward_error" in ex:   # the widening the radius carries (||L|| e, user units)
+                forward[good] = ex["forward_error"] * s
             if "check" in ex:
                 check[good] = ex["check"]
         if weighted:
-            return centers, radii, codes, {"eta": eta, "check": check}
-        extras = {"rhs_residual": residual, "radius_lower": lower, "n_vertices": n_vertices}
+            return centers, radii, codes, {"eta": eta, "check": check, "forward_error": forward}
+        extras = {"rhs_residual": residual, "radius_lower": lower, "n_vertices": n_vertices,
+                  "forward_error": forward}
         if any(v is not None for v in check):
             extras["check"] = check
         return centers, radii, codes, extras
@@ -690,12 +701,14 @@ class BoxSlice:
         tolerance (``_Core.bound_tol``, docs/theory.md §6.2), computed in that frame, so the
         classes do not depend on the user's units or offsets. ``invalid``: a NaN; ``points``: every interval a point (the equality case);
         ``empty``: some interval inverted beyond ``2 tau``, ``L_j = +inf`` or ``U_j = -inf``;
-        ``sets``: the rest. Where every coordinate is fixed (no core) the frame is the user's,
+        ``sets``: the rest; ``slack``: the half-width each snapped interval had (0 elsewhere), which
+        the certificates add to their forward error. Where every coordinate is fixed (no core) the frame is the user's,
         ``tau`` is :meth:`_fixed_tol` and no interval is snapped.
         An interval within ``2 tau`` of a point is that point: the equality case accepts any x
         with ``|a_j^T x - b_j| <= tau_j``, and solving it as an interval only conditions the
         relaxations badly (an interval 1e-12 wide left RCC1 INACCURATE on every row)."""
         invalid = np.any(np.isnan(L) | np.isnan(U), axis=1)
+        slack = np.zeros(L.shape)
         if self._core is None:
             Lc, Uc = L.copy(), U.copy()
             tau = self._fixed_tol(L, U)
@@ -711,11 +724,12 @@ class BoxSlice:
                 finite = np.isfinite(Lc) & np.isfinite(Uc)
                 mid = np.where(finite, 0.5 * Lc + 0.5 * Uc, 0.0)
                 thin = finite & (np.abs(Uc - Lc) <= 2.0 * tau) & (Lc != Uc)
+            slack = np.where(thin, 0.5 * np.abs(Uc - Lc), 0.0)
             Lc[thin] = Uc[thin] = mid[thin]
         with np.errstate(invalid="ignore"):
             points = ~invalid & np.all((Lc == Uc) & np.isfinite(Lc), axis=1)
             empty = ~invalid & ~points & np.any((Lc > Uc + 2.0 * tau) | (Lc == np.inf) | (Uc == -np.inf), axis=1)
-        return Lc, Uc, tau, invalid, points, empty, ~(invalid | points | empty)
+        return Lc, Uc, tau, invalid, points, empty, ~(invalid | points | empty), slack
 
     def _user_magnitude(self, L, U):
         """Per row and bound, ``(|b_j| + sum_i |a_ji| |shift_i|) / s``: the size, in the core's
@@ -767,7 +781,7 @@ class BoxSlice:
         L, U = as_interval_batch(b, noise, one[0], one[1], self.m)
         if L.shape[0] != 1:
             raise InvalidInputError(f"vertices takes one set; the bounds describe {L.shape[0]}")
-        Lc, Uc, tau, invalid, points, empty, sets = self._split_bounds(L, U)
+        Lc, Uc, tau, invalid, points, empty, sets, _ = self._split_bounds(L, U)
         if invalid[0]:
             raise InvalidInputError("lower, upper, b and noise must not be NaN")
         if points[0]:
