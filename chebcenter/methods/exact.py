@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import types
 
 import numpy as np
 
@@ -405,7 +406,7 @@ def _bnb_then_enumeration(ctx, centers, radii, lower, codes, support, budget):
     INACCURATE, while the enumeration takes 0.07-0.2 s)."""
     short = dataclasses.replace(ctx, options=dict(ctx.options, max_nodes=min(ctx.options["max_nodes"], budget)))
     out = _bnb_rows(short, centers, radii, lower, codes, support)
-    open_rows = np.flatnonzero(out.codes == Status.INACCURATE)
+    open_rows = np.flatnonzero((out.codes == Status.INACCURATE) | (out.codes == Status.SOLVER_ERROR))
     if open_rows.size == 0:
         return out
     n_open = open_rows.size
@@ -417,9 +418,19 @@ def _bnb_then_enumeration(ctx, centers, radii, lower, codes, support, budget):
     enum = exact(sub)
     prob = ctx.problem
     gap_tol = ctx.options["gap_tol"]
-    check = np.full(ctx.rows.size, None, dtype=object)
+    check = out.extras.get("check")
+    check = np.full(ctx.rows.size, None, dtype=object) if check is None else check
+    enum_check = enum.extras.get("check")
     for j, k in zip(range(n_open), open_rows):
         if enum.codes[j] > Status.INACCURATE:
+            continue
+        note = enum_check[j] if enum_check is not None else None
+        if out.codes[k] > Status.INACCURATE:   # the search answered nothing: the enumeration's row
+            out.centers[k], out.radii[k], out.codes[k] = enum.centers[j], enum.radii[j], enum.codes[j]
+            out.extras["support"][k] = enum.extras["support"][j]
+            out.extras["radius_lower"][k] = enum.extras["radius_lower"][j]
+            check[k] = "the branch and bound found no point of the computed slice: the enumeration was run" + (
+                f"; {note}" if note else "")
             continue
         if enum.radii[j] < out.radii[k]:
             out.centers[k], out.radii[k], out.extras["support"][k] = enum.centers[j], enum.radii[j], enum.extras["support"][j]
@@ -450,11 +461,23 @@ def _bnb_rows(ctx, centers, radii, lower, codes, support):
     n = ctx.rows.size
     nodes = np.zeros(n, dtype=np.int64)
     rounds = np.zeros(n, dtype=np.int64)
+    check = np.full(n, None, dtype=object)
+
     def block(start, stop):  # rows are independent; the search kernel releases the GIL
         for k in range(start, stop):
             c, up, low, sup, info = bnb_center(prob, ctx.Q[k], gap_tol=opts["gap_tol"],
                                                max_nodes=opts["max_nodes"])
             nodes[k], rounds[k] = info["nodes"], info["rounds"]
+            if c is None and info["nodes"] < opts["max_nodes"]:
+                # S_F was found nonempty at the tolerances but the computed slice misses the box
+                # (a near-point slice at a corner, near-parallel equations): the search again on
+                # the box widened as the enumeration widens it, the radius widened by as much
+                wide = _widened_search(prob, ctx.Q[k], opts, opts["max_nodes"] - info["nodes"])
+                if wide is not None:
+                    centers[k], radii[k], lower[k], support[k], used = wide
+                    nodes[k] += used
+                    codes[k], check[k] = Status.INACCURATE, WIDENED_SEARCH
+                    continue
             if c is None or not np.isfinite(up):
                 codes[k] = Status.SOLVER_ERROR if c is None else Status.TOO_LARGE
                 continue
@@ -465,8 +488,31 @@ def _bnb_rows(ctx, centers, radii, lower, codes, support):
 
     row_blocks(n, 1, block)
     _conservative_lower(lower)
-    return MethodOutput(centers, radii, codes, {"radius_lower": lower, "support": support,
-                                                "bnb_nodes": nodes, "bnb_rounds": rounds})
+    extras = {"radius_lower": lower, "support": support, "bnb_nodes": nodes, "bnb_rounds": rounds}
+    if np.any(check != None):  # noqa: E711  (object array)
+        extras["check"] = check
+    return MethodOutput(centers, radii, codes, extras)
+
+
+WIDENED_SEARCH = ("the slice meets the box only at the equations' tolerance: branch and bound on the box "
+                  "widened by it, radius widened by it")
+
+
+def _widened_search(prob, q, opts, max_nodes):
+    """The branch and bound of a slice whose computed copy misses the box although S_F is
+    nonempty at the tolerances: on the box widened by ``t``, the larger of the forward error
+    and the tolerance in coordinates (as the enumeration widens its vertices). Every point of
+    S_F lies within ``t`` per coordinate of a point of the computed slice in the widened box,
+    so the widened set's radius plus ``t sqrt(d)`` bounds S_F, about the center clipped into
+    the box (clipping moves it no farther from any box point). ``(center, radius, 0, support,
+    nodes)`` or None where that search too finds nothing. No lower bound is claimed."""
+    t = max(_forward_error(prob, q), _tau_in_coordinates(prob, q))
+    wide = types.SimpleNamespace(Vr=prob.Vr, W=prob.W, p=prob.p, lo=prob.lo - t, hi=prob.hi + t)
+    c, up, _, sup, info = bnb_center(wide, q, gap_tol=opts["gap_tol"], max_nodes=max_nodes)
+    if c is None or not np.isfinite(up):
+        return None
+    c = np.clip(c, prob.lo, prob.hi)
+    return c, up + t * math.sqrt(prob.d), 0.0, sup, info["nodes"]
 
 
 # -- interval rows (docs/theory.md §8) ---------------------------------------------------------
