@@ -10,13 +10,17 @@ import chebcenter as cc
 
 @pytest.mark.parametrize("method", [m for m in cc.METHODS if m != "half"])
 def test_unique_solution_every_method_returns_it(method):
-    """Every estimate of S_F returns its one point; ``half`` is not one (next test)."""
+    """Every estimate of S_F returns its one point; ``half`` is not one (next test). The
+    radius of a point is the forward error of the computed point alone (docs/theory.md §6.8):
+    a few eps, never 0, so it covers the exact solution even where the computed one is an
+    ulp off."""
     A = np.array([[2.0, 1.0], [1.0, 3.0]])
     x = np.array([0.25, 0.75])
     r = cc.BoxSlice(A).center(A @ x, method=method)
     assert r.status is cc.Status.OPTIMAL
     np.testing.assert_allclose(r.center, x, atol=1e-12)
-    assert r.radius == 0.0
+    assert r.radius == r.extras["forward_error"]
+    assert 0.0 < r.radius <= 1e3 * np.finfo(float).eps   # rounding, times a conditioning of about 3
 
 
 def test_half_stays_the_box_midpoint_when_the_slice_is_one_point():
