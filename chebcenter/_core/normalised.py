@@ -14,7 +14,7 @@ import math
 import numpy as np
 from scipy.optimize import linprog, lsq_linear
 
-from ..kernels import linalg, projection
+from ..kernels import closed_forms, linalg, projection
 
 __all__ = ["BASIS_BUDGET", "CLIP_TOL", "MEMBERSHIP_TOL", "_Core", "bound_size", "corner_radius"]
 
@@ -166,63 +166,39 @@ class _Core:
                                           + self.sigma_max * np.linalg.norm(self.Vr))
         return float(np.linalg.norm(R) + rounding)
 
-    def forward_error(self, B, Q, user=None, slack=None, centers=None):
-        """Per slice row (``A x = B``, ``q = A^+ b`` the row of ``Q``): ``e`` such that every box
-        point x with ``|a_j^T x - b_j| <= rho_j + slack_j`` lies within ``e`` of the computed
-        slice ``{x in box : Vr x = Vr q}`` (docs/theory.md §6.8). ``rho_j`` is b's own
-        rounding, ``(2d + 4) eps (user_j + sum_i |a_ji| w_i)`` (a b computed from a point of the
-        box, then normalised), ``slack`` the half-width of an interval solved as its midpoint.
-        ``e = 1.01 H eta`` with ``eta = (||zeta|| + ||rho + slack|| + ||R|| ||w||) / s_r``, zeta
-        the computed ``Ur^T b - s_r (Vr q)`` (with its rounding) and R the factors' residual."""
-        N = B.shape[0]
-        if self.rank == 0 or N == 0:
-            return np.zeros(N)
-        H, _ = self.basis_conditioning
-        absA = np.abs(self.A)
-        size = np.abs(B) if user is None else np.maximum(user, np.abs(B))
-        t = (2 * self.d + 4) * _EPS * (size + absA @ self.hi)
-        if slack is not None:
-            t = t + slack
-        # row by row (compiled, no BLAS over the batch): a row's widening, like its radius, is
-        # the same bits alone or in any batch (docs/theory.md §6.7)
-        rows_times = linalg.rows_times
-        beta = rows_times(Q, self.Vr)
-        zeta = rows_times(B, self.Ur.T) - self.s_r * beta
-        zeta_err = (self.m + self.d + 2) * _EPS * (np.linalg.norm(rows_times(np.abs(B), np.abs(self.Ur.T)), axis=1)
-                                                  + self.sigma_max * np.linalg.norm(rows_times(np.abs(Q), np.abs(self.Vr)), axis=1))
-        eta = (np.linalg.norm(zeta, axis=1) + zeta_err + 1.01 * np.linalg.norm(t, axis=1)
-               + self._factor_residual * math.sqrt(self.half_diag_sq)) / float(self.s_r[-1])
-        e = 1.01 * H * eta
-        if centers is not None:   # the local bound through a point of S~ with slack in the box
-            e = np.minimum(e, self._local_error(centers, beta, eta))
-        return e
+    def forward_error(self, B, Q, user=None, slack=None, centers=None, inner=None):
+        """Per slice row (``A x = B``, ``q = A^+ b`` the row of ``Q``): ``(e, far)``, ``e`` such
+        that every box point x with ``|a_j^T x - b_j| <= rho_j + slack_j`` lies within ``e`` of
+        the computed slice ``{x in box : Vr x = Vr q}`` (docs/theory.md §6.8), and ``far`` the
+        farthest box corner from each row of ``centers`` (NaN where there are none).
 
-    def _local_error(self, C, beta, eta):
-        """The Slater form of the bound (docs/theory.md §6.8): ``c`` a point on ``Vr x = beta``
-        to ``r_c = ||Vr c - beta||`` whose coordinates keep a slack ``delta`` from the box's
-        faces. A box point x with ``||Vr x - beta|| <= eta`` moved onto the plane (by at most
-        eta, leaving the box by at most eta per coordinate) and then toward c's own
-        projection by ``lam = eta / (eta + delta - r_c)`` is back in the box: it lies within
-        ``eta + lam (F + r_c + eta)`` of x, F the farthest box corner from c. Infinite where
-        ``delta <= r_c`` (no slack) or the row has no center."""
-        N = C.shape[0]
-        out = np.full(N, np.inf)
-        fine = np.all(np.isfinite(C), axis=1)
-        if not fine.any():
-            return out
-        Cf = C[fine]
-        r_c = np.linalg.norm(linalg.rows_times(Cf, self.Vr) - beta[fine], axis=1)
-        r_c = 1.01 * r_c + 4.0 * (self.d + 2) * _EPS * (1.0 + np.linalg.norm(beta[fine], axis=1))
-        delta = np.min(np.minimum(Cf - self.lo, self.hi - Cf), axis=1)
-        far = np.sqrt(np.sum(np.maximum(Cf - self.lo, self.hi - Cf) ** 2, axis=1))
-        room = delta - r_c
-        ok = room > 0
-        e = np.full(Cf.shape[0], np.inf)
-        et = eta[fine][ok]
-        lam = et / (et + room[ok])
-        e[ok] = 1.01 * (et + lam * (far[ok] + r_c[ok] + et))
-        out[fine] = e
-        return out
+        ``rho_j = (2d + 4) eps (max(user_j, |b_j|) + sum_i |a_ji| w_i)`` is b's own rounding (a b
+        computed from a point of the box, then normalised), ``slack`` the half-width of an
+        interval solved as its midpoint. ``e = 1.01 H eta`` with ``eta = (||zeta|| + err(zeta)
+        + ||rho + slack|| + ||R|| ||w||) / s_r``, zeta the computed ``Ur^T b - s_r (Vr q)`` and R
+        the factors' residual; with ``inner`` (a point of each row's slice, such as half*) the
+        smaller Slater bound through it where it keeps a slack from the box's faces. Compiled,
+        row by row: a row's widening is the same bits alone or in any batch (docs/theory.md §6.7)."""
+        N = B.shape[0]
+        e, far = np.zeros(N), np.full(N, np.nan)
+        if self.rank == 0 or N == 0:
+            return e, far
+        H, _ = self.basis_conditioning
+        none = np.zeros((0, self.m))
+        C = np.zeros((0, self.d)) if centers is None else np.ascontiguousarray(centers, dtype=np.float64)
+        Z = np.zeros((0, self.d)) if inner is None else np.ascontiguousarray(inner, dtype=np.float64)
+        closed_forms.forward_rows(np.ascontiguousarray(B, dtype=np.float64), np.ascontiguousarray(Q, dtype=np.float64),
+                                  Z, C,
+                                  none if user is None else np.ascontiguousarray(user, dtype=np.float64),
+                                  none if slack is None else np.ascontiguousarray(slack, dtype=np.float64),
+                                  self.Ur, self.s_r, self.Vr, self._abs_hi, self.sigma_max, float(H),
+                                  self._factor_residual * math.sqrt(self.half_diag_sq), self.lo, self.hi, e, far)
+        return e, far
+
+    @functools.cached_property
+    def _abs_hi(self):
+        """``sum_i |a_ji| w_i`` per equation: what a row reaches from the midpoint."""
+        return np.ascontiguousarray(np.abs(self.A) @ self.hi)
 
     def q_of(self, b):
         """``A^+ b`` from the orthogonal factors (stable for any condition number)."""

@@ -107,7 +107,7 @@ CLS = MethodSpec("cls", cls, lies_in="S_F", certifies="R + ||x - h|| (<= 2R)",
                  options={"solver": "auto"}, solvers=("auto", "numba", "scipy"),
                  interval_values={"solver": ("auto", "numba")},
                  extras=(Extra("iterations", "count", "i8", "the box least-squares solver's iterations"),),
-                 warmup=(WarmupStep("cls", ("closed_forms.prepare_rows", "bvls.bvls_rows")),
+                 warmup=(WarmupStep("cls", ("closed_forms.prepare_rows", "closed_forms.forward_rows", "bvls.bvls_rows")),
                          # a repeated row: the subproblems need LAPACK's gelsd
                          WarmupStep("cls_gelsd", problems=("repeated_row",), always=False),
                          WarmupStep("cls_intervals", ("interval_rows.project_points_boxes",), rows="interval",

@@ -113,7 +113,7 @@ def _slices(core, B, user, spec, opts, on_inconsistent, index, slack=None):
     centers[bad] = np.nan
     radii[bad] = np.nan
     check_contract(core, spec, _SliceMembers(core, B), centers, radii, codes, extras)
-    widen(core, spec, B, Q, user, slack, centers, radii, codes, extras)
+    widen(core, spec, B, Q, H, user, slack, centers, radii, codes, extras)
     return centers, radii, codes, extras
 
 
@@ -123,7 +123,7 @@ DROPPED = ("near-dependent equations: a direction of the row space with singular
            "radius and ranges bound it, radius_lower does not certify it")
 
 
-def widen(core, spec, B, Q, user, slack, centers, radii, codes, extras):
+def widen(core, spec, B, Q, Z, user, slack, centers, radii, codes, extras):
     """Make every answered slice row's certificate hold for the exact set (in place;
     docs/theory.md §6.8): the set of the exact data, of b's own rounding and of the
     intervals solved as their midpoints (``slack``) lies within ``e``
@@ -131,25 +131,26 @@ def widen(core, spec, B, Q, user, slack, centers, radii, codes, extras):
     radius grows by ``e`` (by ``spec.lipschitz e`` for a radius of an image; an x-space
     radius never past the farthest box corner), ``radius_lower`` shrinks by as much and the
     feature ranges widen by ``e`` on both sides (within the box). ``extras["forward_error"]``
-    holds the widening. Where the core dropped a direction b cannot resolve
+    holds the widening; ``Z`` (half*, a point of each slice where it lies in the box) gives
+    the local bound. Where the core dropped a direction b cannot resolve
     (``core.dropped``), an OPTIMAL row is INACCURATE and its ``radius_lower`` 0."""
     N = B.shape[0]
     answered = codes <= Status.INACCURATE
-    e = np.zeros(N)
+    e, far = np.zeros(N), np.full(N, np.nan)
     if answered.any():
-        e[answered] = core.forward_error(B[answered], Q[answered], None if user is None else user[answered],
-                                         None if slack is None else slack[answered],
-                                         centers[answered] if spec.lies_in == "S_F" else None)
+        every = bool(answered.all())
+        take = (lambda a: a) if every else (lambda a: a[answered])
+        ea, fa = core.forward_error(take(B), take(Q), None if user is None else take(user),
+                                    None if slack is None else take(slack),
+                                    take(centers) if spec.lies_in != "none" else None, take(Z))
+        e[answered], far[answered] = ea, fa
     grow = spec.lipschitz * e
     extras["forward_error"] = np.where(answered, grow, np.nan)
-    ok = np.flatnonzero(answered & np.isfinite(radii))
-    if ok.size:
-        radii[ok] += grow[ok]
-        if spec.lipschitz == 1.0 and spec.lies_in != "none":   # never past the farthest corner
-            C = centers[ok]
-            fine = np.all(np.isfinite(C), axis=1)
-            far = np.sqrt(np.sum(np.maximum(C[fine] - core.lo, core.hi - C[fine]) ** 2, axis=1))
-            radii[ok[fine]] = np.minimum(radii[ok[fine]], far)
+    ok = answered & np.isfinite(radii)
+    radii[ok] += grow[ok]
+    if spec.lipschitz == 1.0 and spec.lies_in != "none":   # never past the farthest corner
+        cap = ok & np.isfinite(far)
+        radii[cap] = np.minimum(radii[cap], far[cap])
     low = extras.get("radius_lower")
     if low is not None:
         extras["radius_lower"] = np.where(answered, np.maximum(low - grow, 0.0), low)

@@ -62,7 +62,7 @@ from .relax import lifted_rcc2
 from .spec import Context, Extra, MethodOutput, MethodSpec, SetRoute, WarmupStep
 
 #: the kernels of exact's first use on slice rows (auto reaches the same ones)
-EXACT_KERNELS = ("closed_forms.prepare_rows", "edge_walk.pivot_vertices", "ball.min_enclosing_ball",
+EXACT_KERNELS = ("closed_forms.prepare_rows", "closed_forms.forward_rows", "edge_walk.pivot_vertices", "ball.min_enclosing_ball",
                  "batch_tables.basis_tables", "batch_exact.exact_rows")
 
 __all__ = ["EXACT", "candidate_count", "slice_vertices"]
@@ -645,7 +645,8 @@ EXACT = MethodSpec(
     ),
     sets={"polytope": SetRoute(polytope_exact, {"max_candidates": 2_000_000}, {"max_candidates": as_positive_int})},
     warmup=(WarmupStep("exact", EXACT_KERNELS),
-            WarmupStep("bnb", ("closed_forms.prepare_rows", "bnb.farthest_point_dfs"), problems=("single_row",),
+            WarmupStep("bnb", ("closed_forms.prepare_rows", "closed_forms.forward_rows", "bnb.farthest_point_dfs"),
+                       problems=("single_row",),
                        calls=({"algorithm": "bnb"},)),
             # the cuts of the box in x: many interval rows in few dimensions (a 5-class release)
             WarmupStep("exact_intervals", ("interval_rows.project_points_boxes", "cuts.cut_vertices"),

@@ -190,7 +190,7 @@ PROJECT = MethodSpec(
         Extra("iterations", "count", "i8", "the projection solver's iterations"),
         Extra("route", "label", "O", "which solver projected the row"),
     ),
-    warmup=(WarmupStep("project", ("closed_forms.prepare_rows", "qp.project_metric_rows")),
+    warmup=(WarmupStep("project", ("closed_forms.prepare_rows", "closed_forms.forward_rows", "qp.project_metric_rows")),
             WarmupStep("project_intervals", ("interval_rows.project_points_boxes",
                                              "interval_rows.project_metric_boxes"), rows="interval", always=False)),
 )

@@ -115,6 +115,6 @@ RANGES = MethodSpec("ranges", _ranges, lies_in="none", decides_emptiness=True,
                     extras=(Extra("lower", "point", "f8", "min x_i over S_F, per coordinate", shape=("d",)),
                             Extra("upper", "point", "f8", "max x_i over S_F, per coordinate", shape=("d",))),
                     estimates=False,
-                    warmup=(WarmupStep("ranges", ("closed_forms.prepare_rows", "simplex.range_rows")),
+                    warmup=(WarmupStep("ranges", ("closed_forms.prepare_rows", "closed_forms.forward_rows", "simplex.range_rows")),
                             WarmupStep("ranges_intervals", ("interval_rows.range_boxes",), rows="interval",
                                        always=False)))

@@ -723,7 +723,7 @@ RCC1 = MethodSpec(
     solvers=("auto", "numba", "clarabel", "scs"),
     sets={kind: SetRoute(func, {"solver": "auto"}, solvers=("auto", "clarabel", "scs"))
           for kind, func in (("polytope", polytope_rcc1), ("quadratic", quadratic_rcc1))},
-    warmup=(WarmupStep("rcc1", ("closed_forms.prepare_rows", "nnls.nnls_rows", "rcc1.rcc1_barrier_rows",
+    warmup=(WarmupStep("rcc1", ("closed_forms.prepare_rows", "closed_forms.forward_rows", "nnls.nnls_rows", "rcc1.rcc1_barrier_rows",
                                 "rcc1_certificate.certify_rows"), calls=({}, {"fast_path": False})),
             # d - rank A = 1: the closed form on a segment
             WarmupStep("rcc1_segment", ("rcc1.rcc1_segment_rows",), problems=("four_columns",),
@@ -743,7 +743,8 @@ RCC2 = MethodSpec(
     validators={"solver": lambda name, v: _rcc2_solver(name, v)},
     solvers=_RCC2_SOLVERS,
     interval_values={"solver": ("auto", "numba")},
-    warmup=(WarmupStep("rcc2", ("closed_forms.prepare_rows", "projection.project_rows"), problems=("projecting",)),
+    warmup=(WarmupStep("rcc2", ("closed_forms.prepare_rows", "closed_forms.forward_rows", "projection.project_rows"),
+                       problems=("projecting",)),
             WarmupStep("rcc2_intervals", ("interval_rows.project_points_boxes", "rcc2_intervals.rcc2_interval_rows"),
                        rows="interval", always=False)),
 )

@@ -26,7 +26,7 @@ from .spec import Context, MethodOutput, MethodSpec, WarmupStep
 
 #: the kernels every slice batch reaches: the closed forms and the projection deciding emptiness
 #: (the step's "projecting" problem has a row whose half* point leaves the box)
-_CLOSED = ("closed_forms.prepare_rows", "projection.project_rows")
+_CLOSED = ("closed_forms.prepare_rows", "closed_forms.forward_rows", "projection.project_rows")
 
 __all__ = ["HALF", "LS", "HALF_STAR"]
 
