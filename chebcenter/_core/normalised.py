@@ -166,34 +166,32 @@ class _Core:
                                           + self.sigma_max * np.linalg.norm(self.Vr))
         return float(np.linalg.norm(R) + rounding)
 
-    def forward_error(self, B, Q, user=None, slack=None, centers=None, inner=None):
-        """Per slice row (``A x = B``, ``q = A^+ b`` the row of ``Q``): ``(e, far)``, ``e`` such
-        that every box point x with ``|a_j^T x - b_j| <= rho_j + slack_j`` lies within ``e`` of
-        the computed slice ``{x in box : Vr x = Vr q}`` (docs/theory.md §6.8), and ``far`` the
-        farthest box corner from each row of ``centers`` (NaN where there are none).
+    def forward_error(self, B, Q, user=None, slack=None):
+        """Per slice row (``A x = B``, ``q = A^+ b`` the row of ``Q``): ``e`` such that every box
+        point x with ``|a_j^T x - b_j| <= rho_j + slack_j`` lies within ``e`` of the computed
+        slice ``{x in box : Vr x = Vr q}`` (docs/theory.md §6.8).
 
         ``rho_j = (2d + 4) eps (max(user_j, |b_j|) + sum_i |a_ji| w_i)`` is b's own rounding (a b
         computed from a point of the box, then normalised), ``slack`` the half-width of an
         interval solved as its midpoint. ``e = 1.01 H eta`` with ``eta = (||zeta|| + err(zeta)
         + ||rho + slack|| + ||R|| ||w||) / s_r``, zeta the computed ``Ur^T b - s_r (Vr q)`` and R
-        the factors' residual; with ``inner`` (a point of each row's slice, such as half*) the
-        smaller Slater bound through it where it keeps a slack from the box's faces. Compiled,
-        row by row: a row's widening is the same bits alone or in any batch (docs/theory.md §6.7)."""
+        the factors' residual, or the smaller Slater bound through half* (here ``q`` itself:
+        the box's midpoint is the origin) where it keeps a slack from the box's faces.
+        Compiled, row by row: a row's widening is the same bits alone or in any batch
+        (docs/theory.md §6.7)."""
         N = B.shape[0]
-        e, far = np.zeros(N), np.full(N, np.nan)
+        e = np.zeros(N)
         if self.rank == 0 or N == 0:
-            return e, far
+            return e
         H, _ = self.basis_conditioning
         none = np.zeros((0, self.m))
-        C = np.zeros((0, self.d)) if centers is None else np.ascontiguousarray(centers, dtype=np.float64)
-        Z = np.zeros((0, self.d)) if inner is None else np.ascontiguousarray(inner, dtype=np.float64)
         closed_forms.forward_rows(np.ascontiguousarray(B, dtype=np.float64), np.ascontiguousarray(Q, dtype=np.float64),
-                                  Z, C,
                                   none if user is None else np.ascontiguousarray(user, dtype=np.float64),
                                   none if slack is None else np.ascontiguousarray(slack, dtype=np.float64),
                                   self.Ur, self.s_r, self.Vr, self._abs_hi, self.sigma_max, float(H),
-                                  self._factor_residual * math.sqrt(self.half_diag_sq), self.lo, self.hi, e, far)
-        return e, far
+                                  self._factor_residual * math.sqrt(self.half_diag_sq), self.lo, self.hi,
+                                  bool(np.all(self.mid == 0.0)), e)
+        return e
 
     @functools.cached_property
     def _abs_hi(self):

@@ -95,90 +95,66 @@ def ball_radii(H, mid, half_diag_sq, out):
 
 
 @jit
-def forward_rows(B, Q, Z, C, user, slack, Ur, s_r, Vr, A_abs_hi, sigma_max, H, residual_term,
-                 lo, hi, e_out, far_out):
-    """Per slice row n, the forward error of docs/theory.md §6.8 (``e_out[n]``) and the
-    farthest box corner from the center ``C[n]`` (``far_out[n]``; NaN without a center).
+def forward_rows(B, Q, user, slack, Ur, s_r, Vr, A_abs_hi, sigma_max, H, residual_term, lo, hi, local, e_out):
+    """Per slice row n, the forward error of docs/theory.md §6.8: ``e_out[n]``.
 
     ``eta = (||zeta|| + err(zeta) + 1.01 ||t|| + residual_term) / s_min`` with
     ``zeta = Ur^T b - s_r (Vr q)``, ``err(zeta) = (m + d + 2) eps sqrt(r) (||b|| + sigma_max ||q||)``
-    (``|| |b| |Ur| || <= ||Ur||_F ||b||``), ``t_j = (2d + 4) eps (max(user_j, |b_j|) + A_abs_hi_j) + slack_j``
-    (``user``/``slack`` may have no rows: none); ``e = 1.01 H eta``, or, where the point
-    ``Z[n]`` (``Z`` may have no rows) keeps a slack ``delta > r_z`` from the box's faces
-    (``r_z`` its distance from ``Vr x = Vr q``), the smaller local bound
-    ``1.01 (eta + lam (far_z + r_z + eta))`` with ``lam = eta / (eta + delta - r_z)``, far_z the
-    farthest box corner from it. One row at a time, sums in index order."""
+    (``|| |b| |Ur| || <= ||Ur||_F ||b||``), ``t_j = (2d + 4) eps (max(user_j, |b_j|) + A_abs_hi_j)
+    + slack_j`` (``user``/``slack`` may have no rows: none); ``e = 1.01 H eta``. With ``local``
+    (the box's midpoint is the origin, so half* is ``q`` itself), where q keeps a slack
+    ``delta > r_q`` from the box's faces (``r_q = 2 (d + 2) eps sqrt(r) ||q||`` bounds its
+    distance from the plane ``Vr x = fl(Vr q)``), the smaller local bound
+    ``1.01 (eta + lam (far_q + r_q + eta))``, ``lam = eta / (eta + delta - r_q)``, far_q the
+    farthest box corner from q. One row at a time, sums in index order."""
     n_rows, m = B.shape
     r, d = Vr.shape
     eps = 2.220446049250313e-16
-    beta = np.empty(r)
     s_min = s_r[r - 1]
     has_user = user.shape[0] > 0
     has_slack = slack.shape[0] > 0
+    root_r = math.sqrt(r)
     for n in range(n_rows):
         z2 = 0.0
-        ab2 = 0.0
-        aq2 = 0.0
-        b2 = 0.0
         for k in range(r):
             sq = 0.0
             for i in range(d):
                 sq += Vr[k, i] * Q[n, i]
-            beta[k] = sq
             sb = 0.0
             for j in range(m):
                 sb += Ur[j, k] * B[n, j]
             z = sb - s_r[k] * sq
             z2 += z * z
-            b2 += sq * sq
-        # || |B| |Ur| || <= ||Ur||_F ||b|| = sqrt(r) ||b||, and alike for |Q| |Vr^T|
-        for j in range(m):
-            ab2 += B[n, j] * B[n, j]
-        for i in range(d):
-            aq2 += Q[n, i] * Q[n, i]
-        ab2 *= r
-        aq2 *= r
+        b2 = 0.0
         t2 = 0.0
         for j in range(m):
-            size = abs(B[n, j])
+            bj = B[n, j]
+            b2 += bj * bj
+            size = abs(bj)
             if has_user and user[n, j] > size:
                 size = user[n, j]
             t = (2 * d + 4) * eps * (size + A_abs_hi[j])
             if has_slack:
                 t += slack[n, j]
             t2 += t * t
-        eta = (math.sqrt(z2) + (m + d + 2) * eps * (math.sqrt(ab2) + sigma_max * math.sqrt(aq2))
+        q2 = 0.0
+        f2 = 0.0
+        delta = np.inf
+        for i in range(d):
+            qi = Q[n, i]
+            q2 += qi * qi
+            a = qi - lo[i]
+            b = hi[i] - qi
+            f2 += max(a, b) ** 2
+            delta = min(delta, a, b)
+        q_norm = math.sqrt(q2)
+        eta = (math.sqrt(z2) + (m + d + 2) * eps * root_r * (math.sqrt(b2) + sigma_max * q_norm)
                + 1.01 * math.sqrt(t2) + residual_term) / s_min
         e = 1.01 * H * eta
-        far = np.nan
-        if C.shape[0] > 0:
-            f2 = 0.0
-            for i in range(d):
-                f2 += max(C[n, i] - lo[i], hi[i] - C[n, i]) ** 2
-            far = math.sqrt(f2)   # NaN where the center is
-        if Z.shape[0] > 0:
-            finite = True
-            for i in range(d):
-                if not math.isfinite(Z[n, i]):
-                    finite = False
-            if finite:
-                f2 = 0.0
-                delta = np.inf
-                rz2 = 0.0
-                for i in range(d):
-                    a = Z[n, i] - lo[i]
-                    b = hi[i] - Z[n, i]
-                    f2 += max(a, b) ** 2
-                    delta = min(delta, a, b)
-                for k in range(r):
-                    sz = 0.0
-                    for i in range(d):
-                        sz += Vr[k, i] * Z[n, i]
-                    rz2 += (sz - beta[k]) ** 2
-                r_z = 1.01 * math.sqrt(rz2) + 4.0 * (d + 2) * eps * (1.0 + math.sqrt(b2))
-                room = delta - r_z
-                if room > 0.0:
-                    lam = eta / (eta + room)
-                    e = min(e, 1.01 * (eta + lam * (math.sqrt(f2) + r_z + eta)))
+        if local:
+            r_q = 2.0 * (d + 2) * eps * root_r * q_norm
+            room = delta - r_q
+            if room > 0.0:
+                lam = eta / (eta + room)
+                e = min(e, 1.01 * (eta + lam * (math.sqrt(f2) + r_q + eta)))
         e_out[n] = e
-        far_out[n] = far

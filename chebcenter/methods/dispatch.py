@@ -16,6 +16,7 @@ reported INACCURATE, with the reason in ``extras["check"]``.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -113,7 +114,7 @@ def _slices(core, B, user, spec, opts, on_inconsistent, index, slack=None):
     centers[bad] = np.nan
     radii[bad] = np.nan
     check_contract(core, spec, _SliceMembers(core, B), centers, radii, codes, extras)
-    widen(core, spec, B, Q, H, user, slack, centers, radii, codes, extras)
+    widen(core, spec, B, Q, user, slack, centers, radii, codes, extras)
     return centers, radii, codes, extras
 
 
@@ -123,7 +124,7 @@ DROPPED = ("near-dependent equations: a direction of the row space with singular
            "radius and ranges bound it, radius_lower does not certify it")
 
 
-def widen(core, spec, B, Q, Z, user, slack, centers, radii, codes, extras):
+def widen(core, spec, B, Q, user, slack, centers, radii, codes, extras):
     """Make every answered slice row's certificate hold for the exact set (in place;
     docs/theory.md §6.8): the set of the exact data, of b's own rounding and of the
     intervals solved as their midpoints (``slack``) lies within ``e``
@@ -131,26 +132,27 @@ def widen(core, spec, B, Q, Z, user, slack, centers, radii, codes, extras):
     radius grows by ``e`` (by ``spec.lipschitz e`` for a radius of an image; an x-space
     radius never past the farthest box corner), ``radius_lower`` shrinks by as much and the
     feature ranges widen by ``e`` on both sides (within the box). ``extras["forward_error"]``
-    holds the widening; ``Z`` (half*, a point of each slice where it lies in the box) gives
-    the local bound. Where the core dropped a direction b cannot resolve
+    holds the widening. Where the core dropped a direction b cannot resolve
     (``core.dropped``), an OPTIMAL row is INACCURATE and its ``radius_lower`` 0."""
     N = B.shape[0]
     answered = codes <= Status.INACCURATE
-    e, far = np.zeros(N), np.full(N, np.nan)
+    e = np.zeros(N)
     if answered.any():
         every = bool(answered.all())
         take = (lambda a: a) if every else (lambda a: a[answered])
-        ea, fa = core.forward_error(take(B), take(Q), None if user is None else take(user),
-                                    None if slack is None else take(slack),
-                                    take(centers) if spec.lies_in != "none" else None, take(Z))
-        e[answered], far[answered] = ea, fa
+        e[answered] = core.forward_error(take(B), take(Q), None if user is None else take(user),
+                                         None if slack is None else take(slack))
     grow = spec.lipschitz * e
     extras["forward_error"] = np.where(answered, grow, np.nan)
     ok = answered & np.isfinite(radii)
     radii[ok] += grow[ok]
-    if spec.lipschitz == 1.0 and spec.lies_in != "none":   # never past the farthest corner
-        cap = ok & np.isfinite(far)
-        radii[cap] = np.minimum(radii[cap], far[cap])
+    if spec.lipschitz == 1.0 and spec.lies_in != "none":
+        # never past the farthest box corner, which is at least the half-diagonal away
+        near = np.flatnonzero(ok & (radii > math.sqrt(core.half_diag_sq)))
+        if near.size:
+            C = centers[near]
+            far = np.sqrt(np.sum(np.maximum(C - core.lo, core.hi - C) ** 2, axis=1))
+            radii[near] = np.where(np.isfinite(far), np.minimum(radii[near], far), radii[near])
     low = extras.get("radius_lower")
     if low is not None:
         extras["radius_lower"] = np.where(answered, np.maximum(low - grow, 0.0), low)
