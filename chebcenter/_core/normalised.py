@@ -47,6 +47,16 @@ def bound_size(L, U):
         return np.maximum(np.where(np.isfinite(L), np.abs(L), 0.0), np.where(np.isfinite(U), np.abs(U), 0.0))
 
 
+def _largest_inverse_norm(blocks):
+    """The largest ``||B^{-1}||_2`` over a stack of square blocks, those singular at
+    ``BASIS_PIVOT_TOL`` (relative to their largest singular value, at least 1) left out; 0 if
+    every block is."""
+    sv = np.linalg.svd(blocks, compute_uv=False)
+    smin = sv[:, -1]
+    smin = smin[smin > BASIS_PIVOT_TOL * np.maximum(sv[:, 0], 1.0)]
+    return float(1.0 / smin.min()) if smin.size else 0.0
+
+
 class _Core:
     """The normalised problem the methods see: free coordinates only, box ``[-w, w]``
     (``max w = 1``, midpoint 0), A factored once by its SVD.
@@ -147,12 +157,7 @@ class _Core:
             combs = np.sort(np.argsort(rng.random((BASIS_BUDGET, d)), axis=1)[:, :r], axis=1)
         worst = 0.0
         for start in range(0, combs.shape[0], 8192):
-            blocks = np.transpose(Vr[:, combs[start:start + 8192]], (1, 0, 2))
-            sv = np.linalg.svd(blocks, compute_uv=False)
-            smin = sv[:, -1]
-            smin = smin[smin > BASIS_PIVOT_TOL * np.maximum(sv[:, 0], 1.0)]
-            if smin.size:
-                worst = max(worst, float(1.0 / smin.min()))
+            worst = max(worst, _largest_inverse_norm(np.transpose(Vr[:, combs[start:start + 8192]], (1, 0, 2))))
         return worst, proven
 
     @functools.cached_property
@@ -192,6 +197,50 @@ class _Core:
                                   self._factor_residual * math.sqrt(self.half_diag_sq), self.lo, self.hi,
                                   bool(np.all(self.mid == 0.0)), e)
         return e
+
+    @functools.cached_property
+    def interval_conditioning(self):
+        """``(H, proven)``: ``H >= ||A_JF^{-1}||_2`` over every square nonsingular submatrix
+        ``A_JF`` of A (rows J, columns F, ``|J| = |F|``), the Hoffman constant of the
+        bounded-error set ``{x in box : L <= A x <= U}`` with the box kept hard (docs/theory.md
+        §6.8). Exact up to ``BASIS_BUDGET`` submatrices; past it, the largest over that many
+        drawn with a fixed seed, and ``proven`` False."""
+        m, d, A = self.m, self.d, self.A
+        worst, total, proven = 0.0, 0, True
+        rng = np.random.default_rng(0)
+        for k in range(1, min(m, d) + 1):
+            n_rows, n_cols = math.comb(m, k), math.comb(d, k)
+            count = n_rows * n_cols
+            if total + count <= BASIS_BUDGET:
+                R = np.array(list(itertools.combinations(range(m), k)), dtype=np.int64).reshape(-1, k)
+                F = np.array(list(itertools.combinations(range(d), k)), dtype=np.int64).reshape(-1, k)
+                pairs = [(R[i], F[j]) for i in range(R.shape[0]) for j in range(F.shape[0])]
+            else:
+                proven = False
+                n = max(BASIS_BUDGET - total, 1000)
+                pairs = [(np.sort(rng.choice(m, k, replace=False)), np.sort(rng.choice(d, k, replace=False)))
+                         for _ in range(n)]
+            total += len(pairs)
+            for start in range(0, len(pairs), 8192):
+                blocks = np.stack([A[np.ix_(r, f)] for r, f in pairs[start:start + 8192]])
+                worst = max(worst, _largest_inverse_norm(blocks))
+        return worst, proven
+
+    def interval_forward_error(self, L, U, user=None):
+        """Per bounded-error row ``L <= A x <= U`` (this frame): ``e = 1.01 H ||t||``, H
+        :attr:`interval_conditioning` and ``t_j = (2d + 4) eps (size_j + sum_i |a_ji| w_i)``,
+        size_j the larger of the bounds' finite magnitudes and ``user_j``: the rounding of the
+        bounds and the backward error of the vertices' solves. Every point of the set of the
+        exact bounds lies within e of the set computed on (docs/theory.md §6.8)."""
+        N = L.shape[0]
+        if N == 0 or self.m == 0:
+            return np.zeros(N)
+        H, _ = self.interval_conditioning
+        size = bound_size(L, U)
+        if user is not None:
+            size = np.maximum(size, np.where(np.isfinite(user), user, 0.0))
+        t = (2 * self.d + 4) * _EPS * (size + self._abs_hi)
+        return 1.01 * H * np.sqrt(np.sum(t * t, axis=1))
 
     @functools.cached_property
     def _abs_hi(self):

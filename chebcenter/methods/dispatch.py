@@ -52,7 +52,7 @@ def solve(core, L, U, tau, user, spec, opts, on_inconsistent, slack=None):
     if points.all():
         return _slices(core, L, user, spec, opts, on_inconsistent, np.arange(N), slack)
     if not points.any():
-        return _sets(core, L, U, tau, spec, opts, np.arange(N))
+        return _sets(core, L, U, tau, spec, opts, np.arange(N), user)
     centers, radii = np.full((N, d), np.nan), np.full(N, np.nan)
     codes = np.empty(N, dtype=np.int8)   # every row is written below: a slice or a set
     extras: dict[str, Any] = {}
@@ -60,7 +60,8 @@ def solve(core, L, U, tau, user, spec, opts, on_inconsistent, slack=None):
     _place(spec, at, _slices(core, np.ascontiguousarray(L[at]), None if user is None else user[at], spec, opts,
                              on_inconsistent, at, None if slack is None else slack[at]), centers, radii, codes, extras)
     at = np.flatnonzero(~points)
-    _place(spec, at, _sets(core, L[at], U[at], tau[at], spec, opts, at), centers, radii, codes, extras)
+    _place(spec, at, _sets(core, L[at], U[at], tau[at], spec, opts, at, None if user is None else user[at]),
+           centers, radii, codes, extras)
     return centers, radii, codes, extras
 
 
@@ -142,6 +143,21 @@ def widen(core, spec, B, Q, user, slack, centers, radii, codes, extras):
         take = (lambda a: a) if every else (lambda a: a[answered])
         e[answered] = core.forward_error(take(B), take(Q), None if user is None else take(user),
                                          None if slack is None else take(slack))
+    _apply_widening(core, spec, e, answered, centers, radii, extras)
+    if core.dropped:
+        hit = answered & (codes == Status.OPTIMAL)
+        codes[hit] = Status.INACCURATE
+        if extras.get("radius_lower") is not None:
+            extras["radius_lower"] = np.where(answered, 0.0, extras["radius_lower"])
+        check = extras.get("check")
+        check = np.full(N, None, dtype=object) if check is None else check
+        for k in np.flatnonzero(answered):
+            check[k] = DROPPED if check[k] is None else f"{check[k]}; {DROPPED}"
+        extras["check"] = check
+
+
+def _apply_widening(core, spec, e, answered, centers, radii, extras):
+    """Widen the answered rows' certificates by ``e`` (in place; see :func:`widen`)."""
     grow = spec.lipschitz * e
     extras["forward_error"] = np.where(answered, grow, np.nan)
     ok = answered & np.isfinite(radii)
@@ -160,21 +176,12 @@ def widen(core, spec, B, Q, user, slack, centers, radii, codes, extras):
         lo_, up_ = extras["lower"], extras["upper"]
         extras["lower"] = np.where(answered[:, None], np.maximum(lo_ - e[:, None], core.lo), lo_)
         extras["upper"] = np.where(answered[:, None], np.minimum(up_ + e[:, None], core.hi), up_)
-    if core.dropped:
-        hit = answered & (codes == Status.OPTIMAL)
-        codes[hit] = Status.INACCURATE
-        if low is not None:
-            extras["radius_lower"] = np.where(answered, 0.0, extras["radius_lower"])
-        check = extras.get("check")
-        check = np.full(N, None, dtype=object) if check is None else check
-        for k in np.flatnonzero(answered):
-            check[k] = DROPPED if check[k] is None else f"{check[k]}; {DROPPED}"
-        extras["check"] = check
 
 
-def _sets(core, Lc, Uc, tau, spec, opts, index):
+def _sets(core, Lc, Uc, tau, spec, opts, index, user=None):
     """:func:`solve` on rows with an interval wider than a point: clamped, grouped, lifted;
-    ``index``: the rows' positions in the batch (the contexts' ``rows``)."""
+    ``index``: the rows' positions in the batch (the contexts' ``rows``); ``user``: see
+    :func:`solve` (the rounding of the bounds, for the forward-error widening)."""
     N, d = Lc.shape[0], core.d
     centers, radii = np.full((N, d), np.nan), np.full(N, np.nan)
     codes = np.full(N, Status.INFEASIBLE, dtype=np.int8)
@@ -199,6 +206,12 @@ def _sets(core, Lc, Uc, tau, spec, opts, index):
         members = _GroupMembers(core, grp, k, Y0, 0.5 * (Lp[at] + Up[at]))
         check_contract(core, spec, members, C, R, st, ex)
         _place(spec, at, (C, R, st, ex), centers, radii, codes, extras)
+    answered = codes <= Status.INACCURATE
+    e = np.zeros(N)
+    if answered.any():
+        e[answered] = core.interval_forward_error(Lc[answered], Uc[answered],
+                                                  None if user is None else user[answered])
+    _apply_widening(core, spec, e, answered, centers, radii, extras)
     return centers, radii, codes, extras
 
 
