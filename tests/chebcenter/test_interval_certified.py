@@ -289,7 +289,12 @@ def test_the_offset_example_that_snapped_an_interval_to_a_point():
         r = cc.BoxSlice(A, lo, hi).center(method=method, lower=L, upper=U)
         assert r.status == Status.OPTIMAL
         assert r.radius >= farthest(V, r.center) - 1e-7, method
-    assert abs(cc.BoxSlice(A, lo, hi).center(method="exact", lower=L, upper=U).radius - ref) <= 1e-6
+    # exact is tight up to 1e-6 and the proven forward-error widening it reports at an
+    # offset of 1e8 (docs/theory.md §6.8); the widening is one-sided, so it only adds
+    r = cc.BoxSlice(A, lo, hi).center(method="exact", lower=L, upper=U)
+    fe = float(r.extras.get("forward_error", 0.0))
+    assert fe <= 1e-4  # H·η with η ≈ 16ε·1e8: a widening, not the 0.5 error it replaced
+    assert ref - 1e-6 <= r.radius <= ref + 1e-6 + fe
 
 
 def test_ranges_of_equations_that_pin_x_outside_the_box_are_infeasible():
