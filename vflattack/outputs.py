@@ -9,12 +9,11 @@ interval to the interval of logits that could have produced it
 (:meth:`vflattack.links.Link.preimage`: a point where h is strictly monotone, a half-line where
 it saturates, the hull of a union where a polynomial link turns, marked ``outer``). Each output
 then gives one **interval row** ``L_j <= W_pas[j] x <= U_j``: k rows, not the k - 1 differences
-of a softmax. The record always lies in the set (every bound is rounded outward). One limit
-is chebcenter's, not this module's: an interval no wider than chebcenter's row tolerance
-(2 tau, about 1e-9 of the row's reach) is solved as the equation through its midpoint, and a
-radius can then fall short of the thin set's by about tau over the rows' conditioning (a review
-measured 9e-9 on a unit box at a corner); until chebcenter widens those radii, such misses are
-at that scale, not at the scale of the data.
+of a softmax. The record always lies in the set (every bound is rounded outward). An interval no wider
+than chebcenter's row tolerance (2 tau, about 1e-9 of the row's reach) is solved as the
+equation through its midpoint; chebcenter then widens the radius by a proven bound on what
+that moves (its ``extras["forward_error"]``, chebcenter's docs/theory.md section 6.8), so
+the record stays inside the certified radius there too.
 
 **float32 deployments** (``VFLModel.precision == "float32"``: SecretFlow's links, a torch
 bottom model) compute the logits and the value in float32. Two more terms widen the rows:
