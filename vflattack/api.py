@@ -144,7 +144,7 @@ class KnownInputConfig:
     """The known-input attack on distance-preserving perturbation
     (:func:`vflattack.audit.run_known_input`): its options, by name, and ``out``."""
 
-    dataset: str = "pendigits"
+    dataset: str = "digits"
     data_dir: Any = None
     known: int = 4
     epsilon: float = 0.07
@@ -158,6 +158,7 @@ class KnownInputConfig:
     predict_fraction: float = PREDICT_FRACTION
     decimals: int | None = None
     out: Any = None
+    progress: bool = False
 
 
 @dataclass(frozen=True)

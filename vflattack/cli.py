@@ -104,6 +104,12 @@ def _float_in(low: float, high: float = float("inf"), low_open: bool = True, hig
     return parse
 
 
+_MODEL_HELP = ("the deployment's model: a file of VFLModel.save, or an export named by its kind: "
+               "fate:GUEST.json,HOST.json[,HOST2.json] (FATE 2.x CoordinatedLR), secretflow:PKG.tar.gz[,PKG2...] "
+               "(SecretFlow-Serving packages, one per party), npz:BOTTOMS.npz (linear bottom models); a bare "
+               "path's kind is detected from its content; a pickle is refused, never loaded")
+
+
 def _add_predict_fraction(p):
     p.add_argument("--predict-fraction", type=_float_in(0.0, 1.0, high_open=True), default=PREDICT_FRACTION, metavar="F",
                    help=f"share of the records held out as predictions; the model trains on the rest "
@@ -200,7 +206,7 @@ def _add_audit(sub) -> None:
         "a model: Parquet or CSV with columns id, y0.., p0.. (or logp0..); the passive party's log "
         "(id, x0..) gives the MSE. --out is required; reconstructions are written as Parquet parts. "
         "--prior-file then holds passive records (x0..) for the prior-aware attacks.")
-    logs.add_argument("--model", default=None, metavar="JSON", help="a model file written by VFLModel.save")
+    logs.add_argument("--model", default=None, metavar="SPEC", help=_MODEL_HELP)
     logs.add_argument("--log", default=None, metavar="PATH", help="the prediction log (Parquet file/directory or CSV)")
     logs.add_argument("--passive-log", default=None, metavar="PATH", help="the passive party's log, joined on id")
     logs.add_argument("--scheduler", default=None, metavar="ADDRESS",
@@ -238,8 +244,9 @@ def _add_known_input(sub) -> None:
     model (needs d <= k - 1 passive features)."""
     ki = _subparser(sub, "known-input",
                     "known-input attack on distance-preserving perturbation (and on the VFL defence)", _add_known_input)
-    ki.add_argument("--dataset", default="pendigits", choices=datasets.NAMES,
-                    help="records to perturb (default pendigits, 16 features; needs --data-dir for UCI data)")
+    ki.add_argument("--dataset", default="digits", choices=datasets.NAMES,
+                    help="records to perturb (default digits: 64 features, bundled with scikit-learn; the papers' "
+                         "pendigits has 16 and needs its UCI files, from --data-dir or a checksummed download)")
     ki.add_argument("--data-dir", default=None,
                     help="folder holding the UCI files (default: $VFLATTACK_DATA or ~/.cache/vflattack)")
     ki.add_argument("--known", type=_positive_int, default=4, help="number of known original records (default 4)")
@@ -257,6 +264,7 @@ def _add_known_input(sub) -> None:
     _add_predict_fraction(ki)
     ki.add_argument("--out", default=None, metavar="DIR",
                     help="write known_input.json and manifest.json into DIR (atomically, as for audit)")
+    ki.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
 
 def _add_design(sub) -> None:
@@ -286,7 +294,7 @@ def _add_design(sub) -> None:
     _add_predict_fraction(de)
     de.add_argument("--predictions", type=_positive_int, default=None, metavar="N",
                     help="use at most N prediction rows (or log rows) (default: all)")
-    de.add_argument("--model", default=None, metavar="JSON", help="a model file written by VFLModel.save (with --log)")
+    de.add_argument("--model", default=None, metavar="SPEC", help=_MODEL_HELP + " (with --log)")
     de.add_argument("--log", default=None, metavar="PATH",
                     help="a prediction log of exact scores (id, y0.., p0.. or logp0..; Parquet or CSV)")
     de.add_argument("--passive-log", default=None, metavar="PATH",
@@ -352,9 +360,9 @@ def _design(args, progress) -> int:
     helper = None
     try:
         if args.log:
-            from .model import VFLModel
+            from .importers import read_model
 
-            model = VFLModel.load(args.model)
+            model = read_model(args.model)
             Y, P, X = read_log(model, args.log, passive_log=args.passive_log, rows=args.predictions)
             prior = (Prior.from_data(_read_prior(args.prior_file)) if args.prior_file
                      else Prior.from_data(X) if X is not None and X.shape[0] >= 2 else None)
@@ -431,10 +439,10 @@ def _audit_log(args, progress) -> int:
         return _fail(cc.InvalidInputError("--out is required with --log (the reconstructions are written there)"))
     from .api import LogConfig, audit
     from .attacks import Prior
-    from .model import VFLModel
+    from .importers import read_model
 
     try:
-        model = VFLModel.load(args.model)
+        model = read_model(args.model)
         prior = Prior.from_data(_read_prior(args.prior_file)) if args.prior_file else None
         client, cluster = _client(args)
     except (cc.InvalidInputError, cc.MissingBackendError) as exc:
@@ -543,7 +551,8 @@ def _known_input(args, progress) -> int:
         result = audit(KnownInputConfig(
             dataset=args.dataset, data_dir=args.data_dir, known=args.known, epsilon=args.epsilon, trials=args.trials,
             records=args.records, translation=args.translation, normalize=args.normalize, vfl=args.vfl,
-            passive=args.passive, seed=args.seed, predict_fraction=args.predict_fraction, decimals=args.decimals))
+            passive=args.passive, seed=args.seed, predict_fraction=args.predict_fraction, decimals=args.decimals,
+            progress=progress))
     except (datasets.DatasetError, cc.InvalidInputError) as exc:
         return _fail(exc)
     return _render(args, [result])

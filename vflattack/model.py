@@ -70,6 +70,29 @@ def _output_link(link: str):
     return get_link("sigmoid" if link == "ovr" else link)
 
 
+def _feature_names(names: Any, W_act: Any, W_pas: np.ndarray) -> dict | None:
+    """Checked ``{"active": (...), "passive": (...)}`` (strings, one per column, all distinct)."""
+    if names is None:
+        return None
+    d_a = np.asarray(W_act).shape[1] if np.asarray(W_act).ndim == 2 else 0
+    if not isinstance(names, dict) or set(names) != {"active", "passive"}:
+        raise InvalidInputError(f"feature_names must be a dict with the keys 'active' and 'passive' (lists of "
+                                f"column names); got {names!r}")
+    out = {}
+    for side, n in (("active", d_a), ("passive", W_pas.shape[1])):
+        vals = names[side]
+        if isinstance(vals, str) or not isinstance(vals, Sequence) or len(vals) != n \
+                or not all(isinstance(v, str) and v for v in vals):
+            raise InvalidInputError(f"feature_names[{side!r}] must list {n} nonempty column names, one per column "
+                                    f"of {'W_act' if side == 'active' else 'W_pas'}; got {vals!r}")
+        out[side] = tuple(vals)
+    every = out["active"] + out["passive"]
+    if len(set(every)) != len(every):
+        dup = sorted({v for v in every if every.count(v) > 1})
+        raise InvalidInputError(f"feature_names must name every column once; {dup} appear more than once")
+    return out
+
+
 def _as_parties(parties: Any, names: Any, d: int) -> tuple[tuple, tuple]:
     """Checked passive blocks (a partition of ``range(d)``, each sorted) and their names."""
     if parties is None:
@@ -131,6 +154,10 @@ class VFLModel:
         bottom model, Flower's example) widens every published value by float32's rounding of
         the logits and of the value (:mod:`vflattack.outputs`). Default float64 (SecretFlow-Serving
         applies its links in double, scikit-learn computes in double).
+    feature_names : dict, optional
+        ``{"active": [...], "passive": [...]}``: the columns' names in the deployment, in the
+        order of ``W_act``'s and ``W_pas``'s columns (the importers of :mod:`vflattack.importers`
+        fill it from the export); a log whose columns carry these names is read by name.
 
     Examples
     --------
@@ -149,6 +176,7 @@ class VFLModel:
     party_names: Any = None
     yhat_scale: float = 1.0
     precision: str | None = None
+    feature_names: Any = None
 
     def __post_init__(self) -> None:
         link = canonical_link(self.link)
@@ -181,6 +209,7 @@ class VFLModel:
             raise InvalidInputError("precision 'float32' on a softmax model: audit its scores with the release "
                                     "'float32' (Release('float32'), --release float32) instead")
         object.__setattr__(self, "precision", precision)
+        object.__setattr__(self, "feature_names", _feature_names(self.feature_names, self.W_act, W_pas))
         blocks, names = _as_parties(self.parties, self.party_names, W_pas.shape[1])
         object.__setattr__(self, "parties", blocks)
         object.__setattr__(self, "party_names", names)
@@ -259,10 +288,13 @@ class VFLModel:
         kept = np.setdiff1d(np.arange(self.n_passive), moved)
         where = {int(c): n for n, c in enumerate(kept)}
         rest = [p for p in range(self.n_parties) if p not in idx]
+        names = None if self.feature_names is None else {
+            "active": list(self.feature_names["active"]) + [self.feature_names["passive"][i] for i in moved],
+            "passive": [self.feature_names["passive"][i] for i in kept]}
         small = VFLModel(np.hstack([self.W_act, self.W_pas[:, moved]]), self.W_pas[:, kept], self.b, self.classes,
                          link=self.link, parties=[[where[i] for i in self.parties[p]] for p in rest],
                          party_names=[self.party_names[p] for p in rest], yhat_scale=self.yhat_scale,
-                         precision=self.precision)
+                         precision=self.precision, feature_names=names)
         return small, moved, kept
 
     @cached_property
@@ -360,7 +392,9 @@ class VFLModel:
                 "n_classes": self.n_classes, "n_active": self.n_active, "n_passive": self.n_passive,
                 "classes": classes, "W_act": self.W_act.tolist(), "W_pas": self.W_pas.tolist(), "b": self.b.tolist(),
                 "link": self.link, "yhat_scale": self.yhat_scale, "precision": self.precision,
-                "parties": [list(p) for p in self.parties], "party_names": list(self.party_names)}
+                "parties": [list(p) for p in self.parties], "party_names": list(self.party_names),
+                "feature_names": None if self.feature_names is None
+                else {side: list(v) for side, v in self.feature_names.items()}}
 
     def save(self, path: Any) -> None:
         """Write the model as JSON: an open, documented format an auditor can be handed.
@@ -368,7 +402,8 @@ class VFLModel:
         Keys: ``format`` ("vflattack.VFLModel"), ``schema_version`` (2), ``n_classes``,
         ``n_active``, ``n_passive``, ``classes`` (labels in score-column order), ``W_act``
         (k x d_a), ``W_pas`` (k x d), ``b`` (k), ``link``, ``yhat_scale``, ``precision``,
-        ``parties`` (column blocks) and ``party_names``. Logits are ``W_act y + W_pas x + b``
+        ``parties`` (column blocks), ``party_names`` and ``feature_names`` (null, or the active
+        and passive columns' names). Logits are ``W_act y + W_pas x + b``
         and the published values their link (docs/theory.md §3). Floats are written with full
         precision (``repr``), so :meth:`load` gives back the same model bit for bit. Files of
         schema version 1 (written before links and parties) load as softmax with one party.
@@ -407,23 +442,33 @@ class VFLModel:
         W_act = np.asarray(doc["W_act"], dtype=float).reshape(k, d_a) if d_a else np.zeros((k, 0))
         return cls(W_act, doc["W_pas"], doc["b"], doc["classes"], link=doc.get("link", "softmax"),
                    parties=doc.get("parties"), party_names=doc.get("party_names"),
-                   yhat_scale=doc.get("yhat_scale", 1.0), precision=doc.get("precision"))
+                   yhat_scale=doc.get("yhat_scale", 1.0), precision=doc.get("precision"),
+                   feature_names=doc.get("feature_names"))
 
     @classmethod
-    def from_sklearn(cls, clf: Any, passive_columns: Sequence[int], *, link: str = "softmax",
+    def from_sklearn(cls, clf: Any, passive_columns: Sequence[int], *, link: str | None = None,
                      parties: Any = None, party_names: Any = None) -> VFLModel:
-        """Split a fitted scikit-learn ``LogisticRegression`` into active and passive parts.
+        """Split a fitted scikit-learn linear classifier into active and passive parts.
 
-        ``link="ovr"`` keeps the classifier's logits as they are, one sigmoid per row of
-        ``coef_`` (a binary model: one output), for a deployment that publishes each class's
-        sigmoid on its own (FATE 2.x, or ``sigmoid(clf.decision_function(F))``); ``parties``
-        splits the passive columns into parties (blocks of indices into ``passive_columns``).
+        ``clf`` was fitted on the full feature matrix F; ``passive_columns`` are the column
+        indices of F held by the passive parties; the active features are the remaining
+        columns in increasing order, so ``Y = F[:, active]``, ``X = F[:, passive_columns]``.
+        ``parties`` splits the passive columns into parties (blocks of indices into
+        ``passive_columns``).
 
-        ``clf`` was fitted on the full feature matrix F; ``passive_columns``
-        are the column indices of F held by the passive party; the active
-        features are the remaining columns in increasing order, so
-        ``Y = F[:, active]``, ``X = F[:, passive_columns]``. Binary models (one
-        coefficient row) become ``z = (0, w^T f + beta)``.
+        The link is read off the classifier (``link=None``):
+
+        * a ``LogisticRegression`` (multinomial, or binary) is ``softmax``; binary models (one
+          coefficient row) become ``z = (0, w^T f + beta)``;
+        * a one-vs-rest model is ``ovr``, k independent sigmoids: a ``OneVsRestClassifier`` of
+          linear binary classifiers, and a ``LogisticRegression`` with ``multi_class="ovr"`` (or
+          ``"auto"`` with the ``liblinear`` solver) on the scikit-learn versions that still take
+          that parameter. Read as softmax, such a model would give k - 1 score differences
+          where it publishes k independent scores, and understate what leaks; asking for
+          ``link="softmax"`` on it is an error.
+
+        ``link="ovr"`` on a multinomial model keeps its logits and publishes each class's
+        sigmoid on its own (a deployment that serves ``sigmoid(clf.decision_function(F))``).
 
         Examples
         --------
@@ -437,12 +482,17 @@ class VFLModel:
         """
         name = type(clf).__name__
         classes = getattr(clf, "classes_", None)
-        if not hasattr(clf, "coef_") or not hasattr(clf, "intercept_") or classes is None:
-            raise InvalidInputError(
-                f"clf must be a fitted linear classifier (coef_, intercept_ and classes_, e.g. a fitted "
-                f"LogisticRegression); got {name} without {'coef_' if not hasattr(clf, 'coef_') else 'classes_'}")
-        coef = as_array("clf.coef_", clf.coef_)
-        intercept = as_array("clf.intercept_", clf.intercept_)
+        ovr = _sklearn_is_ovr(clf)
+        if ovr and hasattr(clf, "estimators_"):
+            coef, intercept = _ovr_estimators(clf, name)
+        else:
+            if not hasattr(clf, "coef_") or not hasattr(clf, "intercept_") or classes is None:
+                raise InvalidInputError(
+                    f"clf must be a fitted linear classifier (coef_, intercept_ and classes_, e.g. a fitted "
+                    f"LogisticRegression or a OneVsRestClassifier of them); got {name} without "
+                    f"{'coef_' if not hasattr(clf, 'coef_') else 'classes_'}")
+            coef = as_array("clf.coef_", clf.coef_)
+            intercept = as_array("clf.intercept_", clf.intercept_)
         classes = np.asarray(classes)
         k = classes.size
         if coef.ndim != 2 or intercept.ndim != 1 or k < 2 or coef.shape[0] != (1 if k == 2 else k) \
@@ -455,14 +505,56 @@ class VFLModel:
         n_feat = coef.shape[1]
         passive = _passive_columns("passive_columns", passive_columns, n_feat, keep_order=True)
         active = np.setdiff1d(np.arange(n_feat), passive)
+        if link is None:
+            link = "ovr" if ovr else "softmax"
         link = canonical_link(link)
         if link not in ("softmax", "ovr"):
             raise InvalidInputError(f"link must be 'softmax' or 'ovr' for a scikit-learn classifier; got {link!r}")
+        if ovr and link == "softmax" and k > 2:
+            raise InvalidInputError(
+                f"link must be 'ovr' for {name}: it is one-vs-rest ({_ovr_reason(clf)}), k = {k} independent "
+                f"sigmoids, not a softmax; audited as softmax it would understate what leaks (leave link unset)")
         if coef.shape[0] == 1 and link == "softmax":  # binary: logits (0, w^T f + beta)
             coef = np.vstack([np.zeros(n_feat), coef[0]])
             intercept = np.array([0.0, intercept[0]])
+        names = getattr(clf, "feature_names_in_", None)
+        feature_names = None if names is None else {
+            "active": [str(names[i]) for i in active], "passive": [str(names[i]) for i in passive]}
         return cls(coef[:, active], coef[:, passive], intercept, classes, link=link, parties=parties,
-                   party_names=party_names)
+                   party_names=party_names, feature_names=feature_names)
+
+
+def _sklearn_is_ovr(clf: Any) -> bool:
+    """Whether a scikit-learn classifier scores its classes one against the rest."""
+    if type(clf).__name__ == "OneVsRestClassifier":
+        return True
+    multi = getattr(clf, "multi_class", None)  # LogisticRegression before scikit-learn 1.8
+    if multi == "ovr":
+        return True
+    solver = getattr(clf, "solver", None)
+    # "auto" meant one-vs-rest with liblinear (and for binary problems, where both agree)
+    return multi == "auto" and solver == "liblinear"
+
+
+def _ovr_reason(clf: Any) -> str:
+    if type(clf).__name__ == "OneVsRestClassifier":
+        return "a OneVsRestClassifier"
+    return f"multi_class={getattr(clf, 'multi_class', None)!r}, solver={getattr(clf, 'solver', None)!r}"
+
+
+def _ovr_estimators(clf: Any, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(coef, intercept)`` stacked from a OneVsRestClassifier's binary linear estimators."""
+    ests = list(getattr(clf, "estimators_", []))
+    if not ests or not all(hasattr(e, "coef_") and hasattr(e, "intercept_") for e in ests):
+        raise InvalidInputError(f"clf must be a fitted {name} of linear classifiers (each with coef_ and intercept_, "
+                                f"e.g. LogisticRegression); got estimators "
+                                f"{sorted({type(e).__name__ for e in ests})}")
+    coef = [as_array("clf.estimators_[j].coef_", e.coef_).reshape(-1) for e in ests]
+    intercept = [as_array("clf.estimators_[j].intercept_", e.intercept_).reshape(-1) for e in ests]
+    if len({c.size for c in coef}) != 1 or any(i.size != 1 for i in intercept):
+        raise InvalidInputError(f"clf's estimators must be binary linear classifiers on the same features; got "
+                                f"coef_ sizes {[c.size for c in coef]}")
+    return np.vstack(coef), np.concatenate(intercept)
 
 
 def fit_softmax(F: np.ndarray, targets: np.ndarray, weights: np.ndarray, l2: float,

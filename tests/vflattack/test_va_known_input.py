@@ -153,6 +153,20 @@ def test_cli_known_input(capsys, tmp_path):
     assert main(["known-input", "--dataset", "wine", "--vfl", "--passive", "5"]) == 2
 
 
+def test_cli_known_input_runs_offline_by_default(capsys, tmp_path, monkeypatch):
+    """The defaults read scikit-learn's bundled digits: nothing is fetched, and --no-progress
+    is taken as by every other subcommand."""
+    from vflattack import datasets
+
+    def no_download(*args, **kwargs):
+        raise AssertionError("known-input tried to download a dataset")
+
+    monkeypatch.setattr(datasets, "fetch", no_download)
+    monkeypatch.setenv("VFLATTACK_DATA", str(tmp_path / "empty"))
+    assert main(["known-input", "--trials", "1", "--records", "200", "--no-progress"]) == 0
+    assert "known-input attack on digits" in capsys.readouterr().out
+
+
 # ---- rounded releases: linking within 2 delta sqrt(n), M by orthogonal Procrustes ----
 
 def _digits_like(m=3000, n=16, seed=0):
