@@ -239,6 +239,20 @@ def test_a_target_no_release_meets_says_so():
     assert "the label alone meets it" in res.headline()
 
 
+def test_exact_scores_that_meet_the_target_say_no_rounding_is_needed():
+    """One equation x1 - x2 = 0 on the unit square: the slice is the diagonal, r* = sqrt(2)/2, so
+    r*/sqrt(2) = 0.5 >= 0.1 from the exact scores themselves (closed form)."""
+    m = va.VFLModel(np.zeros((2, 0)), np.array([[0.0, 0.0], [3.0, -3.0]]), np.zeros(2))
+    res = va.design_release(m, None, np.array([[0.5, 0.5], [0.3, 0.3]]), target="radius=0.1", kinds=("round",))
+    # the certified value is a lower bound on r*/sqrt(d) = 0.5, settled once it decides the target
+    assert res.exact is not None and res.exact.meets and 0.1 <= res.exact.worst <= 0.5 + 1e-9
+    assert res.headline().startswith("the exact scores already meet radius=0.1: no rounding or noise is needed")
+    assert res.to_result().config["exact_meets"] is True
+    # where the exact scores pin the record, the headline names a release as before
+    res = va.design_release(_one_feature(_W, _B), None, np.array([[_X0]]), target="radius=0.01", kinds=("round",))
+    assert not res.exact.meets and "already meet" not in res.headline()
+
+
 def test_pinned_target_by_closed_form():
     m = _one_feature(_W, _B)
     res = va.design_release(m, None, np.array([[_X0]]), target="pinned=0.2", kinds=("round",))

@@ -187,6 +187,7 @@ class DesignResult:
     binding: np.ndarray
     label: Candidate
     config: dict = field(default_factory=dict)
+    exact: Candidate | None = None
 
     @property
     def met(self) -> bool:
@@ -218,6 +219,9 @@ class DesignResult:
             return (f"no release of kinds {', '.join(self.config.get('kinds', []))} meets {t.spec} on these "
                     f"{n} records ({label}){un}.")
         c, f = self.chosen, self.finer
+        if self.exact is not None and self.exact.meets:
+            return (f"the exact scores already meet {t.spec}: no rounding or noise is needed (every candidate of "
+                    f"{', '.join(self.config.get('kinds', []))} meets it too; the finest is {c.release}){un}.")
         if f is None:
             step = "it is the finest candidate of its kind"
         elif t.kind == "leakage":
@@ -240,6 +244,7 @@ class DesignResult:
         config = dict(self.config, target=self.target.spec, target_words=self.target.describe(),
                       release=None if self.release is None else self.release.spec,
                       release_words=None if self.release is None else self.release.describe(),
+                      exact_meets=None if self.exact is None else bool(self.exact.meets),
                       finer=None if self.finer is None else self.finer.release,
                       headline=self.headline(), unreachable=int(self.unreachable.size),
                       proven_unreachable=int(self.proven_unreachable.size), binding=int(self.binding.size),
@@ -310,13 +315,15 @@ def design_release(model: VFLModel, Y: Any, X: Any = None, *, target: Any, score
     if len(set(specs)) < len(specs):
         raise InvalidInputError("sigmas must differ in their first 6 significant digits (the releases' names); got "
                                 f"{[s for s in specs if specs.count(s) > 1]}")
-    bar = tqdm(total=len(grid) + 1, desc="design", unit="release", disable=not progress, leave=False)
+    bar = tqdm(total=len(grid) + 2, desc="design", unit="release", disable=not progress, leave=False)
     _, label_rec = ctx.evaluate(Release("label"), None)   # what the label alone protects: the reachable records
     bar.update(1)
     reachable = np.ones(N, dtype=bool) if tgt.kind == "leakage" else label_rec["ok"].copy()
     ctx.reachable = reachable
     # the label is judged on every record: it meets the target only if it protects them all
     label = ctx.summarise(Release("label"), label_rec, label_rec.pop("_seconds"), np.ones(N, dtype=bool))
+    exact, _ = ctx.evaluate(Release("exact"), reachable)   # when the scores themselves meet it, say so first
+    bar.update(1)
     curve, per = [], {}
     for rel, (cand, rec) in ((rel, ctx.evaluate(rel, reachable)) for rel in grid):
         curve.append(cand)
@@ -335,7 +342,8 @@ def design_release(model: VFLModel, Y: Any, X: Any = None, *, target: Any, score
                   n_passive=model.n_passive, n_classes=model.n_classes, leakage_measured=prior is not None and X is not None,
                   leakage_curve=bool(leakage_curve) or tgt.kind == "leakage")
     return DesignResult(tgt, release, by_kind, curve, records, np.flatnonzero(~reachable),
-                        np.flatnonzero(~reachable & label_rec["refuted"]), np.flatnonzero(records["binding"]), label, config)
+                        np.flatnonzero(~reachable & label_rec["refuted"]), np.flatnonzero(records["binding"]), label, config,
+                        exact)
 
 
 def _checked(model, Y, X, scores, target, kinds, levels, sigmas, confidence, prior) -> tuple:
