@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import InvalidInputError
-from .model import VFLModel
+from .._validate import InvalidInputError
+from ..model import VFLModel
 
 __all__ = ["from_linear_npz", "read_model", "refuse_pickle"]
 
@@ -214,7 +214,7 @@ def _read_vflattack(paths: list[str]) -> VFLModel:
 
 
 def _read_fate(paths: list[str]) -> VFLModel:
-    from .frameworks.fate import from_fate
+    from .fate import from_fate
 
     if len(paths) < 2:
         raise InvalidInputError(f"fate: needs the guest's model file and at least one host's (fate:GUEST,HOST...); "
@@ -223,7 +223,7 @@ def _read_fate(paths: list[str]) -> VFLModel:
 
 
 def _read_secretflow(paths: list[str]) -> VFLModel:
-    from .frameworks.secretflow import from_secretflow_serving
+    from .secretflow import from_secretflow_serving
 
     return from_secretflow_serving(paths)
 
