@@ -176,6 +176,7 @@ class LogConfig:
     client: Any = None
     progress: bool = False
     release: Release | None = None
+    source: dict | None = None
 
 
 @dataclass(frozen=True)
@@ -260,7 +261,7 @@ def audit(config: Any) -> Any:
 def audit_log(model: VFLModel, log: Any, out: Any, *, passive_log: Any = None,
               methods: Sequence[str] = DEFAULT_METHODS + BASELINES, prior: Prior | None = None,
               method_options: dict | None = None, client: Any = None, progress: bool = False,
-              release: Any = None) -> LogAuditReport:
+              release: Any = None, source: dict | None = None) -> LogAuditReport:
     """Audit the prediction log ``log`` (Parquet or CSV) of ``model``; write the report into ``out``.
 
     The report directory (written atomically, manifest last) holds ``report.json``,
@@ -270,6 +271,9 @@ def audit_log(model: VFLModel, log: Any, out: Any, *, passive_log: Any = None,
     ``mean`` baseline and the prior-aware attacks need ``prior``. ``client``: a
     ``dask.distributed.Client`` (default: the active Dask scheduler). ``release`` (a
     :class:`vflattack.Release`) says how the logged scores were published (default exact).
+    ``source`` replaces entries of the report's configuration (the CLI names the files a
+    framework's log was read from, :mod:`vflattack.importers.logs`, instead of their
+    converted copies).
 
     Examples
     --------
@@ -288,6 +292,7 @@ def audit_log(model: VFLModel, log: Any, out: Any, *, passive_log: Any = None,
         parts_dir.mkdir()
         result = attack_log(model, log, parts_dir, passive_log=passive_log, methods=methods, prior=prior,
                             method_options=method_options, client=client, progress=progress, release=release)
+        result.config.update(source or {})
         report = LogAuditReport(result.records, result.config)
         report.write_into(tmp)
     return report

@@ -207,8 +207,12 @@ def _add_audit(sub) -> None:
         "(id, x0..) gives the MSE. --out is required; reconstructions are written as Parquet parts. "
         "--prior-file then holds passive records (x0..) for the prior-aware attacks.")
     logs.add_argument("--model", default=None, metavar="SPEC", help=_MODEL_HELP)
-    logs.add_argument("--log", default=None, metavar="PATH", help="the prediction log (Parquet file/directory or CSV)")
-    logs.add_argument("--passive-log", default=None, metavar="PATH", help="the passive party's log, joined on id")
+    logs.add_argument("--log", default=None, metavar="PATH", help="the prediction log (Parquet file/directory or CSV), "
+                      "or a framework's layout: fate:PREDICTIONS.csv,GUEST_DATA.csv, secretflow:LOG.csv (id, the "
+                      "features by name, pred_y), named:LOG (the features by name, p0..)")
+    logs.add_argument("--passive-log", default=None, metavar="PATH", help="the passive party's log, joined on id (id, "
+                      "x0.. or the features by name), or tables:T1.csv[,T2.csv] (one per passive party, each in its "
+                      "own column names)")
     logs.add_argument("--scheduler", default=None, metavar="ADDRESS",
                       help="attach to a running dask.distributed scheduler (default: start a local cluster)")
     logs.add_argument("--workers", type=_positive_int, default=2, help="local cluster: worker processes (default 2)")
@@ -296,9 +300,11 @@ def _add_design(sub) -> None:
                     help="use at most N prediction rows (or log rows) (default: all)")
     de.add_argument("--model", default=None, metavar="SPEC", help=_MODEL_HELP + " (with --log)")
     de.add_argument("--log", default=None, metavar="PATH",
-                    help="a prediction log of exact scores (id, y0.., p0.. or logp0..; Parquet or CSV)")
+                    help="a prediction log of exact scores (id, y0.., p0.. or logp0..; Parquet or CSV), or a "
+                         "framework's layout as for audit --log (fate:PREDICTIONS,GUEST_DATA, secretflow:LOG, named:LOG)")
     de.add_argument("--passive-log", default=None, metavar="PATH",
-                    help="the passive party's log (id, x0..): the leakage is measured with it")
+                    help="the passive party's log (id, x0.., or tables:T1[,T2..] as for audit): the leakage is "
+                         "measured with it")
     de.add_argument("--prior-file", default=None, metavar="CSV",
                     help="with --log: passive records (x0..) the adversary's prior comes from (default: the "
                          "passive log's records)")
@@ -360,10 +366,15 @@ def _design(args, progress) -> int:
     helper = None
     try:
         if args.log:
+            import tempfile
+
             from .importers import read_model
+            from .importers.logs import canonical_logs
 
             model = read_model(args.model)
-            Y, P, X = read_log(model, args.log, passive_log=args.passive_log, rows=args.predictions)
+            with tempfile.TemporaryDirectory(prefix="vflattack-log-") as tmp:   # a framework's layout, converted
+                log, passive_log = canonical_logs(model, args.log, args.passive_log, tmp)
+                Y, P, X = read_log(model, log, passive_log=passive_log, rows=args.predictions)
             prior = (Prior.from_data(_read_prior(args.prior_file)) if args.prior_file
                      else Prior.from_data(X) if X is not None and X.shape[0] >= 2 else None)
             where = {"model": args.model, "log": args.log, "passive_log": args.passive_log}
@@ -437,9 +448,12 @@ def _audit_log(args, progress) -> int:
         return _fail(cc.InvalidInputError("--model and --log go together: a model file and its prediction log"))
     if args.out is None:
         return _fail(cc.InvalidInputError("--out is required with --log (the reconstructions are written there)"))
+    import tempfile
+
     from .api import LogConfig, audit
     from .attacks import Prior
     from .importers import read_model
+    from .importers.logs import canonical_logs
 
     try:
         model = read_model(args.model)
@@ -451,9 +465,12 @@ def _audit_log(args, progress) -> int:
         releases = _releases(args.release)
         if len(releases) > 1:
             raise cc.InvalidInputError("--release takes one value with --log (the release the log was written with)")
-        report = audit(LogConfig(model=model, log=args.log, out=args.out, passive_log=args.passive_log,
-                                 methods=tuple(args.methods), prior=prior, client=client, progress=progress,
-                                 release=None if releases[0].exact else releases[0]))
+        with tempfile.TemporaryDirectory(prefix="vflattack-log-") as tmp:   # a framework's layout, converted
+            log, passive_log = canonical_logs(model, args.log, args.passive_log, tmp)
+            report = audit(LogConfig(model=model, log=log, out=args.out, passive_log=passive_log,
+                                     methods=tuple(args.methods), prior=prior, client=client, progress=progress,
+                                     release=None if releases[0].exact else releases[0],
+                                     source={"log": args.log, "passive_log": args.passive_log, "model": args.model}))
     except (cc.InvalidInputError, cc.MissingBackendError) as exc:
         return _fail(exc)
     finally:

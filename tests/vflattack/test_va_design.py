@@ -406,3 +406,11 @@ def test_bad_levels_are_invalid_input(levels):
 def test_bad_sigmas_are_invalid_input(sigmas):
     with pytest.raises(va.InvalidInputError, match="sigmas must be"):
         va.design_release(_one_feature(_W, _B), None, np.array([[0.5]]), target="radius=0.1", sigmas=sigmas)
+
+
+def test_a_model_of_another_link_is_refused():
+    """The design's candidates are releases of softmax scores: an ovr or SecretFlow model is
+    refused by name rather than designed on the wrong sets."""
+    m = va.VFLModel(np.zeros((1, 0)), np.array([[1.0, 2.0]]), np.zeros(1), link="t1")
+    with pytest.raises(va.InvalidInputError, match="model's link is 'LF_SIGMOID_T1'"):
+        va.design_release(m, None, np.array([[0.5, 0.5]]), target="radius=0.1")

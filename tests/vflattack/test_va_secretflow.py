@@ -143,3 +143,27 @@ def test_exp_taylor_and_several_passive_parties(tmp_path):
     got = m.outputs(np.array([[0.8, 0.4]]), np.array([[0.2, 0.3, -0.4, 0.1]]))[0, 0]
     # z summed in another order (|dz| ~ 1e-15) moves h by h'(z)/h(z) |dz| = |dz| / (1 + z/256): 1e-12 is ample
     assert got == pytest.approx(want, rel=1e-12)
+
+
+def test_a_serving_log_maps_onto_the_audits_columns(tmp_path):
+    """A log of id, the active party's features by their DOT_PRODUCT names and pred_y (MERGE_Y's
+    output column); the passive party's table in its own names."""
+    import pandas as pd
+
+    from vflattack.audit import read_log
+    from vflattack.importers.logs import canonical_logs
+
+    m = from_secretflow_serving([HERE / "lr_t1_json" / "alice.tar.gz", HERE / "lr_t1_json" / "bob.tar.gz"])
+    rng = np.random.default_rng(0)
+    Y, X = rng.random((6, 2)), rng.random((6, 3))
+    ids = [f"r{i}" for i in range(6)]
+    pd.DataFrame({"id": ids, "a1": Y[:, 1], "a0": Y[:, 0], "pred_y": m.outputs(Y, X)[:, 0]}).to_csv(
+        tmp_path / "log.csv", index=False)
+    pd.DataFrame({"id": ids[::-1], "b2": X[::-1, 2], "b0": X[::-1, 0], "b1": X[::-1, 1]}).to_csv(
+        tmp_path / "bob.csv", index=False)
+    log, passive = canonical_logs(m, f"secretflow:{tmp_path / 'log.csv'}", f"tables:{tmp_path / 'bob.csv'}", tmp_path)
+    Yr, P, Xr = read_log(m, log, passive_log=passive)
+    assert np.array_equal(Yr, Y) and np.array_equal(Xr, X) and np.array_equal(P[:, 0], m.outputs(Y, X)[:, 0])
+    pd.DataFrame({"id": ids, "a0": Y[:, 0], "pred_y": 0.5}).to_csv(tmp_path / "short.csv", index=False)
+    with pytest.raises(InvalidInputError, match=r"lacks the model's active feature columns \['a1'\]"):
+        canonical_logs(m, f"secretflow:{tmp_path / 'short.csv'}", None, tmp_path)

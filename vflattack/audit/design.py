@@ -351,6 +351,10 @@ def _checked(model, Y, X, scores, target, kinds, levels, sigmas, confidence, pri
     first, X, P, log P, prior)``."""
     if not isinstance(model, VFLModel):
         raise InvalidInputError(f"model must be a VFLModel; got {type(model).__name__}")
+    if model.link != "softmax":
+        raise InvalidInputError(f"model's link is {model.link!r}: the design evaluates releases of softmax scores "
+                                f"(rounded probabilities, their pairwise ratios); audit a {model.link} deployment's "
+                                f"releases with vflattack audit --link {model.link} --release ...")
     tgt = Target.parse(target)
     kinds = tuple(kinds)
     bad = [k for k in kinds if k not in DESIGN_KINDS]

@@ -230,7 +230,8 @@ def attack_log(model: VFLModel, log: Any, parts_dir: Any, *, passive_log: Any = 
 def read_log(model: VFLModel, log: Any, *, passive_log: Any = None, rows: int | None = None) -> tuple:
     """The first ``rows`` rows (default all) of a prediction log of exact scores, in memory:
     ``(Y, P, X)``, the active features, the probabilities (from ``p0..`` or, preferred,
-    ``logp0..``) and, with ``passive_log``, the passive features joined on ``id`` (else None).
+    ``logp0..``; for a link other than softmax, the published values as logged) and, with
+    ``passive_log``, the passive features joined on ``id`` (else None).
     For the release design (:func:`vflattack.design_release`), which evaluates every candidate
     on the same batch. Rows with a non-finite score or a missing passive row are dropped.
 
@@ -273,7 +274,9 @@ def read_log(model: VFLModel, log: Any, *, passive_log: Any = None, rows: int | 
     if not keep.any():
         raise InvalidInputError(f"log {str(log)!r} has no row with finite scores" +
                                 (" and a passive row" if passive_cols else ""))
-    P = P[keep] / P[keep].sum(axis=1, keepdims=True)   # log-probabilities rounded to the last ulp
+    P = P[keep]
+    if model.link == "softmax":   # probabilities whose logs were rounded to the last ulp; other links publish values
+        P = P / P.sum(axis=1, keepdims=True)
     Y = df[[f"y{j}" for j in range(model.n_active)]].to_numpy(float)[keep] if model.n_active else None
     return Y, P, X
 
