@@ -44,6 +44,7 @@ from .system import LinearSystem, ScoreFlag, difference_matrix, scores_to_system
 __version__ = _chebcenter.__version__  # one version string for the distribution (pyproject reads it)
 
 __all__ = [
+    "read_model",
     "AdversaryModel",
     "AttackResult",
     "AuditConfig",
@@ -134,4 +135,9 @@ def __getattr__(name: str):
         from . import estimator
 
         return getattr(estimator, name)
+    if name in ("importers", "read_model"):   # the framework importers (vflattack.importers), on first use
+        import importlib
+
+        importers = importlib.import_module(f"{__name__}.importers")
+        return importers if name == "importers" else importers.read_model
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

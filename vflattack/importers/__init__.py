@@ -28,7 +28,7 @@ import numpy as np
 from .._validate import InvalidInputError
 from ..model import VFLModel
 
-__all__ = ["from_linear_npz", "read_model", "refuse_pickle"]
+__all__ = ["from_fate", "from_linear_npz", "from_secretflow_serving", "read_model", "refuse_pickle"]
 
 #: the first bytes of the formats :func:`read_model` tells apart
 _ZIP, _GZIP = b"PK\x03\x04", b"\x1f\x8b"
@@ -159,6 +159,18 @@ def from_linear_npz(path: Any, *, precision: str | None = None, active: str | No
         row += W.shape[0]
     return VFLModel(W_act, W_pas, bias, link="identity", precision=precision, parties=cols,
                     party_names=[name for name, _, _ in pas])
+
+
+def __getattr__(name: str):
+    if name == "from_fate":
+        from .fate import from_fate
+
+        return from_fate
+    if name == "from_secretflow_serving":
+        from .secretflow import from_secretflow_serving
+
+        return from_secretflow_serving
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _split_spec(spec: str) -> tuple[str | None, list[str]]:
