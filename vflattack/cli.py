@@ -233,8 +233,11 @@ def _add_sweep(sub) -> None:
     (table, JSON, CSV, plots)."""
     sweep = _subparser(sub, "sweep", "the papers' experiment: MSE vs number of passive features, per dataset",
                        _add_sweep)
-    sweep.add_argument("--datasets", nargs="+", default=["bank", "adult", "satellite", "pendigits", "grid"],
-                       choices=datasets.NAMES, metavar="NAME", help="datasets (default: the five UCI datasets)")
+    sweep.add_argument("--datasets", nargs="+", default=list(datasets.SKLEARN),
+                       choices=datasets.NAMES + ("papers",), metavar="NAME",
+                       help=f"datasets (default: those bundled with scikit-learn, {' '.join(datasets.SKLEARN)}: offline; "
+                            f"'papers' is the papers' five UCI datasets, {' '.join(datasets.UCI)}, read from --data-dir "
+                            f"or downloaded with a checksum)")
     sweep.add_argument("--max-passive", type=_positive_int, default=10, metavar="D",
                        help="largest d (default 10; capped at the dataset's feature count - 1)")
     sweep.add_argument("--step", type=_positive_int, default=1, help="step between d values (default 1)")
@@ -619,7 +622,8 @@ def _sweep(args, progress) -> int:
     results = []
     helper = _compile_helper(args)
     try:
-        for name in args.datasets:
+        names = [n for name in args.datasets for n in (datasets.UCI if name == "papers" else (name,))]
+        for name in dict.fromkeys(names):
             F, _ = datasets.load(name, args.data_dir)
             ds = list(range(1, min(args.max_passive, F.shape[1] - 1) + 1, args.step))
             results.append(run_audit(name, n_passive=ds, methods=args.methods, seeds=args.seeds,

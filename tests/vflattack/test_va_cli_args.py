@@ -106,3 +106,21 @@ def test_interrupted_write_leaves_no_report_that_looks_complete(tmp_path, monkey
     with pytest.raises(interrupt):
         cli.main(FAST + ["--out", str(fresh)])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report"]
+
+
+def test_sweep_runs_offline_by_default(capsys, monkeypatch, tmp_path):
+    """The default datasets are the ones bundled with scikit-learn: nothing is fetched;
+    'papers' names the papers' five UCI datasets."""
+    from vflattack import datasets
+
+    def no_download(*args, **kwargs):
+        raise AssertionError("sweep tried to download a dataset")
+
+    monkeypatch.setattr(datasets, "fetch", no_download)
+    monkeypatch.setenv("VFLATTACK_DATA", str(tmp_path / "empty"))
+    assert cli.main(["sweep", "--max-passive", "1", "--predictions", "20", "--methods", "half_star",
+                     "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert all(name in out for name in datasets.SKLEARN)
+    with pytest.raises(AssertionError, match="tried to download"):   # the UCI files are not there
+        cli.main(["sweep", "--datasets", "papers", "--max-passive", "1", "--no-progress"])
