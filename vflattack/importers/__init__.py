@@ -48,6 +48,18 @@ def _looks_pickled(head: bytes) -> bool:
     return len(head) >= 2 and head[0] == 0x80 and 2 <= head[1] <= 5
 
 
+def _head(path: Any, n: int, what: str) -> bytes:
+    """The first ``n`` bytes of ``path``; raises if they open a pickle."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(n)
+    except OSError as exc:
+        raise InvalidInputError(f"{what} {str(path)!r} cannot be read: {exc}") from None
+    if _looks_pickled(head):
+        raise _pickle_error(path, "a Python pickle")
+    return head
+
+
 def refuse_pickle(path: Any) -> None:
     """Raise if ``path`` holds a Python pickle (checked on its first bytes, never loaded).
 
@@ -61,13 +73,7 @@ def refuse_pickle(path: Any) -> None:
     ...
     vflattack._errors.InvalidInputError: model '...clf.pkl' is a Python pickle: vflattack never unpickles ...
     """
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(4)
-    except OSError as exc:
-        raise InvalidInputError(f"model {str(path)!r} cannot be read: {exc}") from None
-    if _looks_pickled(head):
-        raise _pickle_error(path, "a Python pickle")
+    _head(path, 4, "model")
 
 
 def from_linear_npz(path: Any, *, precision: str | None = None, active: str | None = None) -> VFLModel:
@@ -182,13 +188,7 @@ def _split_spec(spec: str) -> tuple[str | None, list[str]]:
 
 def _detect(path: str) -> str:
     """The kind of a model file, from its first bytes."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(512)
-    except OSError as exc:
-        raise InvalidInputError(f"--model {path!r} cannot be read: {exc}") from None
-    if _looks_pickled(head):
-        raise _pickle_error(path, "a Python pickle")
+    head = _head(path, 512, "--model")
     if pathlib.Path(path).suffix.lower() in (".pkl", ".pickle", ".joblib", ".sav"):
         raise _pickle_error(path, f"named as a pickle ({pathlib.Path(path).suffix})")
     if head.startswith(_ZIP):
