@@ -45,6 +45,7 @@ __version__ = _chebcenter.__version__  # one version string for the distribution
 
 __all__ = [
     "read_model",
+    "FeatureBounds",
     "AdversaryModel",
     "AttackResult",
     "AuditConfig",
@@ -135,6 +136,11 @@ def __getattr__(name: str):
         from . import estimator
 
         return getattr(estimator, name)
+    if name in ("FeatureBounds", "units"):   # the features' box in the data's units (vflattack.units)
+        import importlib
+
+        units = importlib.import_module(f"{__name__}.units")
+        return units if name == "units" else units.FeatureBounds
     if name in ("importers", "read_model"):   # the framework importers (vflattack.importers), on first use
         import importlib
 

@@ -13,13 +13,17 @@ report directory. Both sit above the report layer, which they use.
 
 from __future__ import annotations
 
+import pathlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+import numpy as np
+
 from ._validate import InvalidInputError
 from .attacks import BASELINES, DEFAULT_METHODS, PRIOR_METHODS, Prior
 from .audit import PREDICT_FRACTION, Result, run_audit, run_release_sweep
+from .audit.logfiles import read_table
 from .audit.logs import attack_log
 from .model import VFLModel
 from .release import Release
@@ -177,6 +181,7 @@ class LogConfig:
     progress: bool = False
     release: Release | None = None
     source: dict | None = None
+    bounds: Any = None
 
 
 @dataclass(frozen=True)
@@ -258,10 +263,49 @@ def audit(config: Any) -> Any:
     return out
 
 
+def _in_unit_coordinates(model: VFLModel, passive_log: Any, bounds: Any, scratch: Any) -> tuple:
+    """The model in unit coordinates, and the passive log moved to them (a Parquet file in
+    ``scratch``; its ids as they were)."""
+    import pandas as pd
+
+    from .units import FeatureBounds
+
+    if not isinstance(bounds, FeatureBounds):
+        raise InvalidInputError(f"bounds must be a vflattack.units.FeatureBounds; got {type(bounds).__name__}")
+    unit = bounds.unit_model(model)
+    if passive_log is None:
+        return unit, None
+    df = read_table(passive_log)
+    cols = [f"x{j}" for j in range(model.n_passive)]
+    missing = [c for c in cols + ["id"] if c not in df.columns]
+    if missing:
+        raise InvalidInputError(f"passive_log {str(passive_log)!r} lacks the columns {missing[:8]}")
+    out = pd.DataFrame({"id": df["id"].to_numpy()})
+    U = bounds.to_unit(df[cols].to_numpy(float))
+    for j, c in enumerate(cols):
+        out[c] = U[:, j]
+    path = pathlib.Path(scratch) / "passive_unit.parquet"
+    out.to_parquet(path, index=False)
+    return unit, str(path)
+
+
+def _add_data_units(result: Any, bounds: Any) -> None:
+    for rec in result.records:
+        per = rec.get("mse_per_feature")
+        if per is None:
+            continue
+        data = bounds.mse_in_units(per)
+        rec["mse_per_feature_data_units"] = data.tolist()
+        rec["mse_data_units"] = float(np.mean(data))
+    result.config["bounds"] = bounds.to_dict()
+    result.config["units"] = ("unit coordinates u = (x - lo) / (hi - lo): MSE relative to each feature's range; "
+                              "mse_data_units in the data's own units; reconstructions are in u")
+
+
 def audit_log(model: VFLModel, log: Any, out: Any, *, passive_log: Any = None,
               methods: Sequence[str] = DEFAULT_METHODS + BASELINES, prior: Prior | None = None,
               method_options: dict | None = None, client: Any = None, progress: bool = False,
-              release: Any = None, source: dict | None = None) -> LogAuditReport:
+              release: Any = None, source: dict | None = None, bounds: Any = None) -> LogAuditReport:
     """Audit the prediction log ``log`` (Parquet or CSV) of ``model``; write the report into ``out``.
 
     The report directory (written atomically, manifest last) holds ``report.json``,
@@ -273,7 +317,11 @@ def audit_log(model: VFLModel, log: Any, out: Any, *, passive_log: Any = None,
     :class:`vflattack.Release`) says how the logged scores were published (default exact).
     ``source`` replaces entries of the report's configuration (the CLI names the files a
     framework's log was read from, :mod:`vflattack.importers.logs`, instead of their
-    converted copies).
+    converted copies). ``bounds`` (:class:`vflattack.units.FeatureBounds`) gives the passive
+    features' ranges in the data's units: the log is audited in unit coordinates
+    ``u = (x - lo) / (hi - lo)`` (the reconstructions are written in them), and every MSE is
+    reported both relative to each feature's range and in the data's units
+    (``mse_data_units``, ``mse_per_feature_data_units``).
 
     Examples
     --------
@@ -287,12 +335,18 @@ def audit_log(model: VFLModel, log: Any, out: Any, *, passive_log: Any = None,
     >>> rep.records[0]["rows_scored"], rep.records[0]["mse"] < 1e-20    # rank A = d: exact
     (40, True)
     """
-    with report_dir(out) as tmp:
+    import tempfile
+
+    with report_dir(out) as tmp, tempfile.TemporaryDirectory(prefix="vflattack-units-") as scratch:
+        if bounds is not None:
+            model, passive_log = _in_unit_coordinates(model, passive_log, bounds, scratch)
         parts_dir = tmp / "reconstructions"
         parts_dir.mkdir()
         result = attack_log(model, log, parts_dir, passive_log=passive_log, methods=methods, prior=prior,
                             method_options=method_options, client=client, progress=progress, release=release)
         result.config.update(source or {})
+        if bounds is not None:
+            _add_data_units(result, bounds)
         report = LogAuditReport(result.records, result.config)
         report.write_into(tmp)
     return report

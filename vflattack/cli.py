@@ -213,6 +213,11 @@ def _add_audit(sub) -> None:
     logs.add_argument("--passive-log", default=None, metavar="PATH", help="the passive party's log, joined on id (id, "
                       "x0.. or the features by name), or tables:T1.csv[,T2.csv] (one per passive party, each in its "
                       "own column names)")
+    logs.add_argument("--bounds", default=None, metavar="SPEC",
+                      help="the passive features' ranges in the data's units (default: the unit box [0, 1]^d): a JSON "
+                           "file ({\"lo\": [..], \"hi\": [..]} or {\"features\": {NAME: [lo, hi]}}), or observed[:M], "
+                           "each feature's observed range in the passive log widened by M of it (default 0.05; not a "
+                           "guarantee). MSE is then reported relative to each range and in the data's units")
     logs.add_argument("--scheduler", default=None, metavar="ADDRESS",
                       help="attach to a running dask.distributed scheduler (default: start a local cluster)")
     logs.add_argument("--workers", type=_positive_int, default=2, help="local cluster: worker processes (default 2)")
@@ -470,9 +475,10 @@ def _audit_log(args, progress) -> int:
             raise cc.InvalidInputError("--release takes one value with --log (the release the log was written with)")
         with tempfile.TemporaryDirectory(prefix="vflattack-log-") as tmp:   # a framework's layout, converted
             log, passive_log = canonical_logs(model, args.log, args.passive_log, tmp)
+            bounds = _bounds(args.bounds, model, passive_log)
             report = audit(LogConfig(model=model, log=log, out=args.out, passive_log=passive_log,
                                      methods=tuple(args.methods), prior=prior, client=client, progress=progress,
-                                     release=None if releases[0].exact else releases[0],
+                                     release=None if releases[0].exact else releases[0], bounds=bounds,
                                      source={"log": args.log, "passive_log": args.passive_log, "model": args.model}))
     except (cc.InvalidInputError, cc.MissingBackendError) as exc:
         return _fail(exc)
@@ -486,6 +492,31 @@ def _audit_log(args, progress) -> int:
         print(f"vflattack: {report.config['verdict']}", file=sys.stderr)
         return 3
     return 0
+
+
+def _bounds(spec, model, passive_log):
+    """``--bounds``: None, a JSON file's ranges, or ``observed[:M]`` on the passive log."""
+    from .units import FeatureBounds
+
+    if spec is None:
+        return None
+    kind, _, margin = spec.partition(":")
+    if kind != "observed":
+        return FeatureBounds.from_json(spec, model)
+    if passive_log is None:
+        raise cc.InvalidInputError("--bounds observed reads the ranges off the passive log: give --passive-log")
+    try:
+        m = float(margin) if margin else 0.05
+    except ValueError:
+        raise cc.InvalidInputError(f"--bounds observed:M needs a number M >= 0; got {margin!r}") from None
+    from .audit.logfiles import read_table
+
+    df = read_table(passive_log)
+    cols = [f"x{j}" for j in range(model.n_passive)]
+    missing = [c for c in cols if c not in df.columns]
+    if missing:
+        raise cc.InvalidInputError(f"--passive-log lacks the columns {missing[:8]}")
+    return FeatureBounds.observed(df[cols].to_numpy(float), margin=m)
 
 
 def _client(args):

@@ -26,7 +26,7 @@ import numpy as np
 
 from .._validate import InvalidInputError
 
-__all__ = ["BLOCK_ROWS", "Part", "columns_of", "partitions", "passive_rows", "read_part"]
+__all__ = ["BLOCK_ROWS", "Part", "columns_of", "partitions", "passive_rows", "read_part", "read_table"]
 
 #: the most rows a partition holds when the file does not cut it smaller (a row group)
 BLOCK_ROWS = 25_000
@@ -60,6 +60,18 @@ def _files(path: Any) -> tuple[str, list[pathlib.Path]]:
             raise InvalidInputError(f"log {str(path)!r} is a directory with no .parquet or .csv file")
         return ("parquet", pq_files) if pq_files else ("csv", csv_files)
     return ("csv" if p.suffix == ".csv" else "parquet"), [p]
+
+
+def read_table(path: Any):
+    """The whole log at ``path`` (Parquet file or directory, or CSV) as a pandas DataFrame."""
+    import pandas as pd
+
+    kind, files = _files(path)
+    try:
+        frames = [pd.read_parquet(f) if kind == "parquet" else pd.read_csv(f) for f in files]
+    except (OSError, ValueError) as exc:
+        raise InvalidInputError(f"log {str(path)!r} cannot be read: {exc}") from None
+    return pd.concat(frames, ignore_index=True)
 
 
 def columns_of(path: Any) -> list[str]:

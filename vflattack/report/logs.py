@@ -41,10 +41,18 @@ class LogAuditReport(Report, kind="log_audit", csv_name="mse.csv"):
             lines.append(f"  the logged scores look rounded to {K} decimals but were audited as exact: rows whose "
                          f"rounded scores are inconsistent are refused and the certificates may not hold; audit "
                          f"with --release round:{K}")
-        lines.append(f"  {'method':<10} {'MSE':>10}  status")
+        units = c.get("bounds")
+        if units:
+            lines.append(f"  the passive features' ranges ({units['source']}"
+                         + (f", widened by {units['margin']:g} of each range; not a guarantee" if units["source"] ==
+                            "observed" else "") + "): MSE relative to each range, and in the data's units")
+        lines.append(f"  {'method':<10} {'MSE':>10}" + (f" {'MSE, units':>12}" if units else "") + "  status")
         for r in self.records:
             st = ", ".join(f"{k}:{v}" for k, v in r["status"].items())
             mse = f"{r['mse']:>10.5f}" if r["mse"] is not None and np.isfinite(r["mse"]) else f"{'—':>10}"
+            if units:
+                du = r.get("mse_data_units")
+                mse += f" {du:>12.5g}" if du is not None and np.isfinite(du) else f" {'—':>12}"
             lines.append(f"  {r['method']:<10} {mse}  {st}")
         lines += self._party_lines()
         if c.get("skipped_without_prior"):
