@@ -68,6 +68,11 @@ class AuditRecord:
     parties: dict = field(default_factory=dict)
     #: the passive parties the active party colludes with (their columns are on its side)
     colluding: list = field(default_factory=list)
+    #: confidence intervals of the headline numbers (vflattack.audit.intervals): ``level``,
+    #: ``resamples``, ``seed`` and ``[lo, hi]`` per number
+    intervals: dict = field(default_factory=dict)
+    #: the bootstrap replicates behind them (several seeds are combined from these; not in the JSON)
+    replicates: dict = field(default_factory=dict, repr=False)
 
 
 @keyword_only("n_passive", "methods", "seeds", "n_predictions", "data_dir", "predict_fraction", "l2",
@@ -206,6 +211,17 @@ def _audit_record(dataset, sc, prior, methods, method_options, bar, t0, exposure
                                        res.system if bounded else None, float(tau), float(radius_threshold), sc.passive)
         for name, (up, low) in radii.items():
             arrays[f"party_radius_{name}"], arrays[f"party_radius_lower_{name}"] = up, low
+    from .intervals import LEVEL, RESAMPLES, audit_replicates, summarise
+
+    pinned_rows = None
+    if exposure:
+        width = expo.upper - expo.lower
+        pinned_rows = np.where(np.all(np.isfinite(width), axis=1), np.mean(width <= tau + 1e-12, axis=1), np.nan)
+    replicates = audit_replicates(X, res.reconstructions, rows, prior.mean if exposure else None,
+                                  privacy.get("best_attack"), expo.radius_upper if exposure else None, pinned_rows,
+                                  float(radius_threshold), resamples=RESAMPLES, seed=sc.seed)
+    intervals = {"level": LEVEL, "resamples": RESAMPLES, "seed": sc.seed,
+                 "method": "percentile bootstrap over records", **summarise(replicates, LEVEL)}
     mse, status, seconds = res.mse(X), res.status_counts(), dict(res.times, train=time.perf_counter() - t0)
     agreement = float(np.mean(release.top_class(scores) == np.argmax(model.predict_proba(Y, X), axis=1))) \
         if released and not linked else 1.0
@@ -219,7 +235,7 @@ def _audit_record(dataset, sc, prior, methods, method_options, bar, t0, exposure
         n_predictions=int(sc.predict.size), accuracy=acc, mse=mse, mse_per_feature=res.mse(X, per_feature=True),
         mse_per_feature_se=se, status=status, seconds=seconds,
         bounds=bounds, passive_columns=sc.passive.tolist(), privacy=privacy, arrays=arrays, agreement=agreement,
-        link=model.link, parties=parties, colluding=list(sc.colluding))
+        link=model.link, parties=parties, colluding=list(sc.colluding), intervals=intervals, replicates=replicates)
 
 
 def _naive_mse(model, release, published, Y, X):

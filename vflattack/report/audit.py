@@ -18,8 +18,8 @@ __all__ = ["AuditReport"]
 class AuditReport(Report, kind="audit", csv_name="mse.csv"):
     """All records of an audit: the table, ``report.json``, ``mse.csv`` and the MSE plots."""
 
-    csv_fields: ClassVar[tuple[str, ...]] = ("dataset", "n_passive", "method", "mse", "mse_std", "worst_case",
-                                             "seeds", "seconds")
+    csv_fields: ClassVar[tuple[str, ...]] = ("dataset", "n_passive", "method", "mse", "mse_lo", "mse_hi", "mse_std",
+                                             "worst_case", "seeds", "seconds")
 
     def methods(self) -> list[str]:
         return list(self.records[0].mse) if self.records else []
@@ -33,8 +33,10 @@ class AuditReport(Report, kind="audit", csv_name="mse.csv"):
         for (ds, d), recs in sorted(groups.items()):
             for m in self.methods():
                 vals = np.array([r.mse[m] for r in recs], dtype=float)
+                lo, hi = _ci(recs, ("mse", m))
                 rows.append({"dataset": ds, "n_passive": d, "method": m,
                              "mse": float(np.nanmean(vals)) if np.isfinite(vals).any() else float("nan"),
+                             "mse_lo": lo, "mse_hi": hi,
                              "mse_std": float(np.nanstd(vals)) if np.isfinite(vals).sum() > 1 else 0.0,
                              "worst_case": _mean([r.privacy.get("worst_case", {}).get(m, np.nan) for r in recs]),
                              "seeds": len(recs), "status": _merge([r.status[m] for r in recs]),
@@ -69,10 +71,16 @@ class AuditReport(Report, kind="audit", csv_name="mse.csv"):
                     "below_threshold": _mean([x["radius"]["below_threshold"] for x in p]),
                     "threshold": p[0]["radius"]["threshold"], "tau": p[0]["tau"],
                     "pinned_top": [[c, float(v)] for v, c in sorted(zip(pinned, r0.passive_columns),
-                                                                     key=lambda t: -t[0])[:5]]}
+                                                                     key=lambda t: -t[0])[:5]],
+                    "pinned_share": _mean([float(np.nanmean(np.asarray(x["pinned"], dtype=float))) for x in p]),
+                    "ci": {k: _ci(recs, (k,)) for k in ("leakage", "prior_mse", "radius_median", "below_threshold",
+                                                        "pinned")}}
+                g["best_mse_ci"] = _ci(recs, ("mse", g["best_attacks"][0])) if len(g["best_attacks"]) == 1 \
+                    else [float("nan"), float("nan")]
             if r0.bounds:
                 g["bounds"] = {k: np.mean([r.bounds[k] for r in recs], axis=0).tolist() for k in r0.bounds}
             g["link"], g["colluding"] = getattr(r0, "link", "softmax"), list(getattr(r0, "colluding", []))
+            g["ci_level"] = (getattr(r0, "intervals", None) or {}).get("level", 0.95)
             if getattr(r0, "parties", None):
                 g["parties"] = _party_rows(ds, d, recs)
             out.append(g)
@@ -102,19 +110,26 @@ class AuditReport(Report, kind="audit", csv_name="mse.csv"):
                        f"k = {g['n_classes']} {outputs}, rank(A) = {g['rank']}, {g['n_predictions']} predictions, "
                        f"{g['seeds']} seed(s), model accuracy {g['accuracy']:.3f}{colluding}")
             several = g["seeds"] > 1  # a spread over seeds only when there are several
-            out.append(f"  {'method':<10} {'MSE':>10} {'± std' if several else '':>9} {'worst':>8}  {'time [s]':>9}  status")
+            level = self._level()
+            ci_head = f"{level:.0%} interval"
+            out.append(f"  {'method':<10} {'MSE':>10} {ci_head:>21} {'± std' if several else '':>9} {'worst':>8}  "
+                       f"{'time [s]':>9}  status")
             for row in (s for s in summary if s["dataset"] == ds and s["n_passive"] == d):
                 st = ", ".join(f"{k}:{v}" for k, v in row["status"].items())
                 spread = f"{row['mse_std']:>9.5f}" if several else " " * 9
-                out.append(f"  {row['method']:<10} {row['mse']:>10.5f} {spread} {row['worst_case']:>8.4f}  "
-                           f"{row['seconds']:>9.3f}  {st}")
+                out.append(f"  {row['method']:<10} {row['mse']:>10.5f} {_fmt_ci(row['mse_lo'], row['mse_hi'], 21)} "
+                           f"{spread} {row['worst_case']:>8.4f}  {row['seconds']:>9.3f}  {st}")
             if "exposure" in g:
                 e = g["exposure"]
-                out += [f"  leakage beyond the prior (prior-only MSE - best attack MSE): {e['leakage']:+.5f}",
-                        f"  per-record minimax radius r*/sqrt(d): median {e['median']:.4f} (p10 {e['p10']:.4f}, "
+                ci = e.get("ci", {})
+                out += [f"  leakage beyond the prior (prior-only MSE - best attack MSE): {e['leakage']:+.5f} "
+                        f"({level:.0%} interval {_fmt_ci(*ci.get('leakage', [np.nan, np.nan]), signed=True)})",
+                        f"  per-record minimax radius r*/sqrt(d): median {e['median']:.4f} "
+                        f"({level:.0%} interval {_fmt_ci(*ci.get('radius_median', [np.nan, np.nan]))}; p10 {e['p10']:.4f}, "
                         f"p90 {e['p90']:.4f}; exact on {e['exact_share']:.0%} of records); {e['below_threshold']:.1%} "
-                        f"of records have r* <= {e['threshold']:g}",
-                        f"  features pinned within {e['tau']:.0%} of their range (share of records): "
+                        f"of records have r* <= {e['threshold']:g} ({_fmt_ci(*ci.get('below_threshold', [np.nan] * 2), pct=True)})",
+                        f"  features pinned within {e['tau']:.0%} of their range: {e['pinned_share']:.1%} of a record's "
+                        f"features on average ({_fmt_ci(*ci.get('pinned', [np.nan] * 2), pct=True)}); most pinned: "
                         + ", ".join(f"col {c}: {v:.1%}" for c, v in e["pinned_top"])]
             for row in g.get("parties", []):
                 out.append(f"  party {row['party']} ({row['n_features']} features: cols {row['columns']}): best attack "
@@ -127,7 +142,18 @@ class AuditReport(Report, kind="audit", csv_name="mse.csv"):
                 out.append(f"  theory (docs/theory.md): half* MSE in [{b['half_star'][0]:.5f}, {b['half_star'][1]:.5f}], "
                            f"ls MSE in [{b['ls'][0]:.5f}, {b['ls'][1]:.5f}]; "
                            f"MSE(half) - MSE(half*) = {b['half_star_gain']:.5f}")
+        out.append(f"\n{self._level():.0%} intervals: {self._ci_words()}")
         return "\n".join(out).lstrip("\n")
+
+    def _level(self) -> float:
+        return next((r.intervals["level"] for r in self.records if getattr(r, "intervals", None)), 0.95)
+
+    def _ci_words(self) -> str:
+        r = next((r.intervals for r in self.records if getattr(r, "intervals", None)), None)
+        if r is None:
+            return "none"
+        return (f"{r['method']}, {r['resamples']} resamples, seeded by the audit's seed (several seeds: "
+                f"resampled too); docs/vflattack.md, 'Confidence intervals'")
 
     @staticmethod
     def headline(group: dict, release: str | None = None) -> str:
@@ -139,6 +165,19 @@ class AuditReport(Report, kind="audit", csv_name="mse.csv"):
                  + (f", release: {release}" if release else ""))
         if not (np.isfinite(prior) and np.isfinite(best)):
             return f"{where}: no score-based attack ran, so leakage beyond the prior is not measured."
+        lo, hi = group.get("exposure", {}).get("ci", {}).get("leakage", [float("nan")] * 2)
+        if np.isfinite(lo) and np.isfinite(hi):   # the verdict reads the interval, not the point value
+            ci = f" (leakage {prior - best:+.5f}, {group.get('ci_level', 0.95):.0%} interval {_fmt_ci(lo, hi, signed=True)})"
+            if lo > 0:
+                return (f"{where}: the scores leak beyond the prior: the best attack ({', '.join(names)}) reaches MSE "
+                        f"{best:.5f} against {prior:.5f} for the prior alone ({group['lower_share']:.0%} lower){ci}.")
+            if hi < 0:
+                return (f"{where}: the scores do not leak beyond the prior on average: the best attack "
+                        f"({', '.join(names)}) has MSE {best:.5f}, the prior alone {prior:.5f}{ci}; see the per-record "
+                        f"radii below.")
+            return (f"{where}: these records cannot tell whether the scores leak beyond the prior: the best attack "
+                    f"({', '.join(names)}) has MSE {best:.5f}, the prior alone {prior:.5f}, and the interval holds 0"
+                    f"{ci}; audit more records, and see the per-record radii below.")
         if best < prior:
             return (f"{where}: the scores leak beyond the prior: the best attack ({', '.join(names)}) reaches MSE "
                     f"{best:.5f} against {prior:.5f} for the prior alone ({group['lower_share']:.0%} lower).")
@@ -152,6 +191,7 @@ class AuditReport(Report, kind="audit", csv_name="mse.csv"):
         doc = super().payload()
         for rec in doc["records"]:
             rec.pop("arrays", None)
+            rec.pop("replicates", None)
         out = dict(doc, summary=self.summary(), groups=self.groups())
         if any(getattr(r, "parties", None) for r in self.records):
             out["parties"] = self.party_rows()
@@ -169,15 +209,21 @@ class AuditReport(Report, kind="audit", csv_name="mse.csv"):
         with open(paths["privacy_csv"], "w", newline="") as fh:
             w = csv.writer(fh)
             w.writerow(["dataset", "n_passive", "seed", "prior_mse", "best_attack", "best_mse", "leakage",
-                        "radius_min", "radius_p10", "radius_median", "radius_p90", "radius_max", "radius_lower_median",
-                        "exact_share", "threshold", "below_threshold", "tau"])
+                        "leakage_lo", "leakage_hi", "radius_min", "radius_p10", "radius_median", "radius_median_lo",
+                        "radius_median_hi", "radius_p90", "radius_max", "radius_lower_median", "exact_share",
+                        "threshold", "below_threshold", "below_threshold_lo", "below_threshold_hi", "tau",
+                        "ci_level", "ci_resamples"])
             for r in self.records:
                 p = r.privacy
                 q = p["radius"]["quantiles"]
+                ci = getattr(r, "intervals", {}) or {}
+                nan2 = [float("nan")] * 2
                 w.writerow([r.dataset, r.n_passive, r.seed, p["prior_mse"], p["best_attack"], p["best_mse"],
-                            p["leakage"], q["min"], q["p10"], q["median"], q["p90"], q["max"],
+                            p["leakage"], *ci.get("leakage", nan2), q["min"], q["p10"], q["median"],
+                            *ci.get("radius_median", nan2), q["p90"], q["max"],
                             p["radius"]["lower_median"], p["radius"]["exact_share"], p["radius"]["threshold"],
-                            p["radius"]["below_threshold"], p["tau"]])
+                            p["radius"]["below_threshold"], *ci.get("below_threshold", nan2), p["tau"],
+                            ci.get("level"), ci.get("resamples")])
         paths["privacy_features_csv"] = out / "privacy_features.csv"
         with open(paths["privacy_features_csv"], "w", newline="") as fh:
             w = csv.writer(fh)
@@ -245,3 +291,32 @@ def _party_rows(ds, d, recs) -> list[dict]:
                      "below_threshold": _mean([e["below_threshold"] for e in entries]),
                      "pinned": _mean([e.get("pinned", np.nan) for e in entries])})
     return rows
+
+
+def _ci(records: list, path: tuple) -> list[float]:
+    """``[lo, hi]`` of the headline at ``path`` in the records' bootstrap replicates: one seed's
+    own interval, or the two-level bootstrap over several seeds (vflattack.audit.intervals)."""
+    from ..audit.intervals import combine_seeds, interval
+
+    reps = []
+    for r in records:
+        v = getattr(r, "replicates", None) or {}
+        for key in path:
+            v = v.get(key) if isinstance(v, dict) else None
+        if v is None:
+            return [float("nan"), float("nan")]
+        reps.append(v)
+    level = records[0].intervals.get("level", 0.95) if getattr(records[0], "intervals", None) else 0.95
+    return interval(combine_seeds(reps, seed=int(records[0].seed)), level)
+
+
+def _fmt_ci(lo: float, hi: float, width: int = 0, signed: bool = False, pct: bool = False) -> str:
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        text = "—"
+    elif pct:
+        text = f"[{lo:.1%}, {hi:.1%}]"
+    elif signed:
+        text = f"[{lo:+.5f}, {hi:+.5f}]"
+    else:
+        text = f"[{lo:.5f}, {hi:.5f}]"
+    return f"{text:>{width}}" if width else text
