@@ -463,7 +463,10 @@ class VFLModel:
         * a one-vs-rest model is ``ovr``, k independent sigmoids: a ``OneVsRestClassifier`` of
           linear binary classifiers, and a ``LogisticRegression`` with ``multi_class="ovr"`` (or
           ``"auto"`` with the ``liblinear`` solver) on the scikit-learn versions that still take
-          that parameter. Read as softmax, such a model would give k - 1 score differences
+          that parameter. ``ovr`` models what such a deployment publishes when it serves each
+          class's sigmoid, ``sigmoid(clf.decision_function(F))``; for k > 2 scikit-learn's own
+          ``predict_proba`` divides those by their sum, which is not modelled: audit the
+          sigmoids or the decision function. Read as softmax, such a model would give k - 1 score differences
           where it publishes k independent scores, and understate what leaks; asking for
           ``link="softmax"`` on it is an error.
 

@@ -179,3 +179,21 @@ def test_cli_audits_a_fate_deployment_from_its_files(tmp_path, capsys):
     exact = next(r for r in rep["records"] if r["method"] == "exact")
     # 3 independent sigmoids on 3 host features: every record is recovered (rank 3 = d)
     assert exact["rows_scored"] == n and exact["mse"] < 1e-12
+
+
+def test_repeated_ids_and_a_plain_log_beside_converted_tables(tmp_path):
+    """Review findings: a repeated id is an error naming the file; a plain log beside a converted
+    passive table gets text ids too, so the join works."""
+    _tables(tmp_path)
+    m = from_fate(HERE / "binary_guest_model.json", HERE / "binary_host_model.json")
+    host = pd.read_csv(tmp_path / "host.csv")
+    pd.concat([host, host.iloc[:1]]).to_csv(tmp_path / "dup.csv", index=False)
+    with pytest.raises(InvalidInputError, match="repeated id"):
+        canonical_logs(m, f"fate:{HERE / 'binary_test_output_data.csv'},{tmp_path / 'guest.csv'}",
+                       f"tables:{tmp_path / 'dup.csv'}", tmp_path)
+    P = m.outputs(Y, X)
+    pd.DataFrame({"id": [int(r["id"]) for r in RECORDS], "y0": Y[:, 0], "y1": Y[:, 1], "p0": P[:, 0]}).to_csv(
+        tmp_path / "canon.csv", index=False)
+    log, passive = canonical_logs(m, tmp_path / "canon.csv", f"tables:{tmp_path / 'host.csv'}", tmp_path)
+    Yr, _, Xr = va.audit.read_log(m, log, passive_log=passive)
+    assert np.array_equal(Yr, Y) and np.array_equal(Xr, X)

@@ -231,7 +231,11 @@ def read_fate_predictions(path: Any, model: VFLModel):
                 raise InvalidInputError(f"FATE prediction frame {p!r}: predict_detail {text!r} does not hold a score "
                                         f"for each of the model's labels {labels}") from None
         scores = np.array([parse(t) for t in df["predict_detail"]], dtype=float).reshape(len(df), -1)
-    out = pd.DataFrame({"id": df[idcol].astype(str).to_numpy()})
+    ids = df[idcol].astype(str)
+    if ids.duplicated().any():
+        raise InvalidInputError(f"FATE prediction frame {p!r} repeats ids in {idcol!r}, e.g. "
+                                f"{ids[ids.duplicated()].iloc[:3].tolist()}: each prediction must appear once")
+    out = pd.DataFrame({"id": ids.to_numpy()})
     for j in range(scores.shape[1]):
         out[f"p{j}"] = scores[:, j]
     return out

@@ -62,6 +62,10 @@ def _table(path: str, what: str):
     if "id" not in df.columns:
         raise InvalidInputError(f"{what} {path!r} has no id column (its columns: {list(df.columns)[:12]})")
     df["id"] = df["id"].astype(str)
+    dup = df["id"][df["id"].duplicated()]
+    if len(dup):
+        raise InvalidInputError(f"{what} {path!r} has {len(dup)} repeated id(s), e.g. {dup.iloc[:3].tolist()}: each "
+                                f"record must appear once")
     return df
 
 
@@ -198,11 +202,13 @@ def canonical_logs(model: VFLModel, log: Any, passive_log: Any, directory: Any) 
     ``directory`` (``log.parquet``, ``passive.parquet``)."""
     directory = pathlib.Path(directory)
     active = read_active_log(model, log)
+    passive = None if passive_log is None else read_passive_tables(model, passive_log)
+    if active is None and passive is not None:     # the converted passive ids are text: so must the log's be
+        active = _table(str(log), "the prediction log")
     if active is not None:
         log = str(directory / "log.parquet")
         active.to_parquet(log, index=False)
     if passive_log is not None:
-        passive = read_passive_tables(model, passive_log)
         if passive is None and active is not None:   # the converted log's ids are text: so must these be
             passive = _table(str(passive_log), "the passive log")
         if passive is not None:
