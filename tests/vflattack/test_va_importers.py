@@ -70,6 +70,9 @@ def test_npz_truncated_and_object_arrays(tmp_path):
     (tmp_path / "t.npz").write_bytes(data[: len(data) // 2])
     with pytest.raises(InvalidInputError, match="not a readable .npz"):
         from_linear_npz(tmp_path / "t.npz")
+    (tmp_path / "j.npz").write_text("{}")
+    with pytest.raises(InvalidInputError, match="is not an .npz file"):
+        from_linear_npz(tmp_path / "j.npz")
     np.savez(tmp_path / "o.npz", **{"c.weight": np.array([{"a": 1}], dtype=object), "c.bias": np.ones(1)})
     with pytest.raises(InvalidInputError, match="never unpickles"):
         from_linear_npz(tmp_path / "o.npz")

@@ -167,3 +167,14 @@ def test_a_serving_log_maps_onto_the_audits_columns(tmp_path):
     pd.DataFrame({"id": ids, "a0": Y[:, 0], "pred_y": 0.5}).to_csv(tmp_path / "short.csv", index=False)
     with pytest.raises(InvalidInputError, match=r"lacks the model's active feature columns \['a1'\]"):
         canonical_logs(m, f"secretflow:{tmp_path / 'short.csv'}", None, tmp_path)
+
+
+def test_a_graph_with_preprocessing_is_refused(tmp_path):
+    """Review finding: an op before DOT_PRODUCT (binning, one-hot) transforms the features the
+    weights apply to; reading the linear part alone would misread the model."""
+    def preprocess(doc):
+        doc["graph"]["node_list"].insert(0, {"name": "bin", "op": "ARROW_PROCESSING", "attr_values": {}})
+
+    bob = _rewrite(HERE / "lr_t1_json" / "bob.tar.gz", tmp_path / "bob.tar.gz", preprocess)
+    with pytest.raises(InvalidInputError, match=r"ops \['ARROW_PROCESSING'\] beside DOT_PRODUCT"):
+        from_secretflow_serving([HERE / "lr_t1_json" / "alice.tar.gz", bob])

@@ -105,7 +105,9 @@ def from_linear_npz(path: Any, *, precision: str | None = None, active: str | No
     >>> m.link, m.precision, m.party_names, m.W_pas.shape
     ('identity', 'float32', ('c1', 'c2'), (4, 5))
     """
-    refuse_pickle(path)
+    if not _head(path, 4, "model").startswith(_ZIP):
+        raise InvalidInputError(f"model {str(path)!r} is not an .npz file (a zip archive of NAME.weight and NAME.bias "
+                                f"arrays, as np.savez writes)")
     try:
         with open(path, "rb") as fh, np.load(fh, allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}

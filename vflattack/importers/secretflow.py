@@ -34,8 +34,9 @@ from ..model import VFLModel
 
 __all__ = ["from_secretflow_serving", "read_package"]
 
-#: the largest member read from a package (a linear model's bundle is a few KB)
-_MAX_MEMBER = 256 << 20
+#: the largest member read from a package (a linear model's bundle is a few KB; a cap keeps a
+#: crafted packed list from costing minutes to decode)
+_MAX_MEMBER = 16 << 20
 
 
 def _err(path: Any, what: str) -> InvalidInputError:
@@ -307,6 +308,11 @@ def from_secretflow_serving(packages: Any, *, names: Any = None) -> VFLModel:
     model_name = link = scale = None
     for path in packages:
         bundle = read_package(path)
+        other = sorted({n["op"] for n in bundle["nodes"]} - {"DOT_PRODUCT", "MERGE_Y"})
+        if other:
+            raise _err(path, f"its graph has ops {other} beside DOT_PRODUCT and MERGE_Y (a preprocessing step, such "
+                             f"as binning or one-hot, before the linear model); vflattack reads the linear model "
+                             f"alone, on the features as the log holds them, and would misread this one")
         dot, merge = _one(bundle["nodes"], "DOT_PRODUCT", path), _one(bundle["nodes"], "MERGE_Y", path)
         a = dot["attrs"]
         feats, weights = a.get("feature_names") or [], a.get("feature_weights") or []
