@@ -178,3 +178,13 @@ def test_a_graph_with_preprocessing_is_refused(tmp_path):
     bob = _rewrite(HERE / "lr_t1_json" / "bob.tar.gz", tmp_path / "bob.tar.gz", preprocess)
     with pytest.raises(InvalidInputError, match=r"ops \['ARROW_PROCESSING'\] beside DOT_PRODUCT"):
         from_secretflow_serving([HERE / "lr_t1_json" / "alice.tar.gz", bob])
+
+
+def test_same_named_packages_take_their_folders_names(tmp_path):
+    import shutil
+
+    for party in ("alice", "bob"):
+        (tmp_path / party).mkdir()
+        shutil.copy(HERE / "lr_t1_json" / f"{party}.tar.gz", tmp_path / party / "model.tar.gz")
+    m = read_model(f"secretflow:{tmp_path / 'alice' / 'model.tar.gz'},{tmp_path / 'bob' / 'model.tar.gz'}")
+    assert m.party_names == ("bob",)

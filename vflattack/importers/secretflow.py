@@ -284,7 +284,8 @@ def from_secretflow_serving(packages: Any, *, names: Any = None) -> VFLModel:
         the one that receives the score (the adversary: its features are known); each other
         is a passive party. All must be packages of one model: same model name, same nodes.
     names : sequence of str, optional
-        The parties' names (default: each file's name without ``.tar.gz``).
+        The parties' names (default: each file's name without ``.tar.gz``; where those repeat,
+        each file's folder; else ``party0``, ``party1``, ...).
 
     Returns
     -------
@@ -301,7 +302,13 @@ def from_secretflow_serving(packages: Any, *, names: Any = None) -> VFLModel:
     if len(packages) < 2:
         raise InvalidInputError(f"packages must hold every party's package, the active party's first: at least 2 "
                                 f"(SecretFlow exports one per party); got {len(packages)}")
-    names = [_party_name(p) for p in packages] if names is None else [str(n) for n in names]
+    if names is None:
+        names = [_party_name(p) for p in packages]
+        if len(set(names)) < len(names):   # each party's export under one name (model.tar.gz): its folder's
+            names = [pathlib.Path(str(p)).parent.name for p in packages]
+        if len(set(names)) < len(names) or not all(names):
+            names = [f"party{i}" for i in range(len(packages))]
+    names = [str(n) for n in names]
     if len(names) != len(packages) or len(set(names)) != len(names):
         raise InvalidInputError(f"names must name each of the {len(packages)} packages once; got {names!r}")
     parts = []
