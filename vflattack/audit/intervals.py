@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["LEVEL", "RESAMPLES", "bootstrap", "combine_seeds", "interval"]
+__all__ = ["LEVEL", "RESAMPLES", "bootstrap", "combine_groups", "combine_seeds", "interval"]
 
 LEVEL = 0.95
 RESAMPLES = 1000
@@ -110,3 +110,25 @@ def summarise(reps: dict, level: float = LEVEL) -> dict:
     for k, v in reps.items():
         out[k] = {m: interval(r, level) for m, r in v.items()} if isinstance(v, dict) else interval(v, level)
     return out
+
+
+def combine_groups(records: list) -> None:
+    """Set ``record.intervals["group"]`` on audit records: per (dataset, d), every headline's
+    interval over the group's seeds (:func:`combine_seeds`; one seed: its own interval), so
+    that the report reads intervals and computes none."""
+    groups: dict = {}
+    for r in records:
+        groups.setdefault((r.dataset, r.n_passive), []).append(r)
+    for recs in groups.values():
+        if not all(getattr(r, "replicates", None) for r in recs):
+            continue
+        level, seed = recs[0].intervals.get("level", LEVEL), int(recs[0].seed)
+        out: dict = {}
+        for key, v in recs[0].replicates.items():
+            if isinstance(v, dict):
+                out[key] = {m: interval(combine_seeds([r.replicates[key][m] for r in recs], seed=seed), level)
+                            for m in v if all(m in r.replicates.get(key, {}) for r in recs)}
+            elif all(key in r.replicates for r in recs):
+                out[key] = interval(combine_seeds([r.replicates[key] for r in recs], seed=seed), level)
+        for r in recs:
+            r.intervals["group"] = out

@@ -155,6 +155,9 @@ def run_audit(dataset: str = "breast_cancer", *, n_passive: Sequence[int] = (10,
             records.append(_audit_record(dataset, sc, Prior.from_data(aux), methods, method_options, bar, t0,
                                          exposure, tau, radius_threshold, release))
     bar.close()
+    from .intervals import combine_groups
+
+    combine_groups(records)
     config = {"dataset": dataset, "n_passive": n_passive,
               "passive_columns": None if fixed is None else fixed.tolist(), "methods": list(methods), "seeds": list(seeds),
               "n_predictions": n_predictions, "predict_fraction": predict_fraction, "l2": l2,

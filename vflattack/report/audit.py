@@ -294,20 +294,12 @@ def _party_rows(ds, d, recs) -> list[dict]:
 
 
 def _ci(records: list, path: tuple) -> list[float]:
-    """``[lo, hi]`` of the headline at ``path`` in the records' bootstrap replicates: one seed's
-    own interval, or the two-level bootstrap over several seeds (vflattack.audit.intervals)."""
-    from ..audit.intervals import combine_seeds, interval
-
-    reps = []
-    for r in records:
-        v = getattr(r, "replicates", None) or {}
-        for key in path:
-            v = v.get(key) if isinstance(v, dict) else None
-        if v is None:
-            return [float("nan"), float("nan")]
-        reps.append(v)
-    level = records[0].intervals.get("level", 0.95) if getattr(records[0], "intervals", None) else 0.95
-    return interval(combine_seeds(reps, seed=int(records[0].seed)), level)
+    """``[lo, hi]`` of the headline at ``path``: the group's interval the audit computed over its
+    seeds (vflattack.audit.intervals.combine_groups); NaN where there is none."""
+    v = (getattr(records[0], "intervals", None) or {}).get("group", {})
+    for key in path:
+        v = v.get(key) if isinstance(v, dict) else None
+    return [float(v[0]), float(v[1])] if isinstance(v, (list, tuple)) and len(v) == 2 else [float("nan")] * 2
 
 
 def _fmt_ci(lo: float, hi: float, width: int = 0, signed: bool = False, pct: bool = False) -> str:
