@@ -535,8 +535,25 @@ def _sklearn_is_ovr(clf: Any) -> bool:
     if multi == "ovr":
         return True
     solver = getattr(clf, "solver", None)
-    # "auto" meant one-vs-rest with liblinear (and for binary problems, where both agree)
-    return multi == "auto" and solver == "liblinear"
+    if multi not in ("auto", "deprecated"):     # "deprecated": the default of scikit-learn 1.5 to 1.7
+        return False
+    # "auto" (and "deprecated", which meant it) is one-vs-rest with liblinear, and with newton-cholesky
+    # before scikit-learn 1.6 taught that solver the multinomial loss (sklearn/linear_model/_logistic.py,
+    # _check_multi_class and predict_proba); for binary problems both readings agree
+    if solver == "liblinear":
+        return True
+    return solver == "newton-cholesky" and _sklearn_version() < (1, 6)
+
+
+def _sklearn_version() -> tuple[int, int]:
+    """The installed scikit-learn's (major, minor): the one whose predict_proba the model runs."""
+    import sklearn
+
+    try:
+        major, minor = str(sklearn.__version__).split(".")[:2]
+        return int(major), int("".join(ch for ch in minor if ch.isdigit()) or 0)
+    except ValueError:
+        return (99, 0)
 
 
 def _ovr_reason(clf: Any) -> str:

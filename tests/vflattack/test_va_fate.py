@@ -91,7 +91,7 @@ def test_malformed_exports_name_what_is_wrong(tmp_path):
     with pytest.raises(InvalidInputError, match="host's CoordinatedLR never fits one"):
         from_fate(g, bad)
     bad = _edit(g, tmp_path / "hd.json", lambda d: d["data"]["estimator"].update(header=["x0"]))
-    with pytest.raises(InvalidInputError, match="header names 1 columns for 2 weights"):
+    with pytest.raises(InvalidInputError, match="header must name each of its 2 weights"):
         from_fate(bad, h)
     (tmp_path / "cut.json").write_text(g.read_text()[:200])
     with pytest.raises(InvalidInputError, match="not a readable JSON"):

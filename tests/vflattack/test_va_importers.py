@@ -90,15 +90,24 @@ class _Tripwire:
 
 def test_pickles_are_refused_and_never_loaded(tmp_path):
     wire = tmp_path / "unpickled"
-    for name in ("clf.pkl", "model.bin"):
-        (tmp_path / name).write_bytes(pickle.dumps(_Tripwire(wire)))
-        for call in (refuse_pickle, read_model, lambda p: read_model(f"npz:{p}"), from_linear_npz):
-            with pytest.raises(InvalidInputError, match="never unpickles.*load it yourself.*from_sklearn"):
-                call(tmp_path / name)
+    # every protocol: 0 and 1 (text and early binary, FATE 1.x's Python 2 era) have no header byte
+    for protocol in range(pickle.HIGHEST_PROTOCOL + 1):
+        for obj in (_Tripwire(wire), {"coef_": [[1.0, 2.0]]}, [1.5]):
+            for name in ("clf.pkl", "model.bin"):
+                (tmp_path / name).write_bytes(pickle.dumps(obj, protocol=protocol))
+                for call in (refuse_pickle, read_model, lambda p: read_model(f"npz:{p}"),
+                             lambda p: read_model(f"fate:{p},{p}"), from_linear_npz):
+                    with pytest.raises(InvalidInputError, match="never unpickles.*load it yourself.*from_sklearn"):
+                        call(tmp_path / name)
     (tmp_path / "model.joblib").write_bytes(b"x\x9c compressed")
     with pytest.raises(InvalidInputError, match="never unpickles"):
         read_model(tmp_path / "model.joblib")
     assert not wire.exists()
+    # text that merely opens like an old pickle is not one
+    (tmp_path / "notes.txt").write_text("(a note, not a model)\n")
+    refuse_pickle(tmp_path / "notes.txt")
+    with pytest.raises(InvalidInputError, match="is not a model file vflattack reads"):
+        read_model(tmp_path / "notes.txt")
 
 
 def test_read_model_detects_the_kind_from_content(tmp_path):
@@ -141,9 +150,23 @@ def test_sklearn_multi_class_ovr_on_older_versions():
     attributes such a fitted model carries (no fit here: this scikit-learn refuses the parameter)."""
     clf = LogisticRegression().fit(np.random.default_rng(4).random((60, 3)), np.arange(60) % 3)
     for multi, solver, link in (("ovr", "lbfgs", "ovr"), ("auto", "liblinear", "ovr"),
-                                ("auto", "lbfgs", "softmax"), ("multinomial", "lbfgs", "softmax")):
+                                ("auto", "lbfgs", "softmax"), ("multinomial", "lbfgs", "softmax"),
+                                # scikit-learn 1.5 to 1.7 store the default as "deprecated", meaning "auto"
+                                ("deprecated", "liblinear", "ovr"), ("deprecated", "lbfgs", "softmax")):
         clf.multi_class, clf.solver = multi, solver
         assert va.VFLModel.from_sklearn(clf, passive_columns=[2]).link == link, (multi, solver)
+
+
+@pytest.mark.parametrize("version, link", [("1.5.2", "ovr"), ("1.6.0", "softmax"), ("1.7.1", "softmax")])
+def test_sklearn_newton_cholesky_was_one_vs_rest_before_1_6(monkeypatch, version, link):
+    """multi_class "auto" with newton-cholesky fitted one-vs-rest until scikit-learn 1.6 gave that
+    solver the multinomial loss (scikit-learn PR 28840); the installed version runs predict_proba."""
+    import sklearn
+
+    clf = LogisticRegression().fit(np.random.default_rng(4).random((60, 3)), np.arange(60) % 3)
+    clf.multi_class, clf.solver = "deprecated", "newton-cholesky"
+    monkeypatch.setattr(sklearn, "__version__", version)
+    assert va.VFLModel.from_sklearn(clf, passive_columns=[2]).link == link
 
 
 def test_sklearn_feature_names_travel():
@@ -159,3 +182,16 @@ def test_sklearn_feature_names_travel():
     assert small.feature_names == {"active": ("income", "debt"), "passive": ("age",)}
     with pytest.raises(InvalidInputError, match="name every column once"):
         va.VFLModel(m.W_act, m.W_pas, m.b, feature_names={"active": ["a"], "passive": ["a", "b"]})
+
+
+def test_a_sequential_state_dict_is_not_read_as_several_parties(tmp_path):
+    """Keys c1.0.weight and c1.2.weight are two layers of party c1, not parties c1.0 and c1.2."""
+    f = tmp_path / "seq.npz"
+    np.savez(f, **{"c1.0.weight": np.ones((4, 3)), "c1.0.bias": np.zeros(4), "c1.2.weight": np.ones((2, 4)),
+                   "c1.2.bias": np.zeros(2), "c2.weight": np.ones((2, 2)), "c2.bias": np.zeros(2)})
+    with pytest.raises(InvalidInputError, match=r"several layers of one bottom model \(c1.0, c1.2.*W = W2 @ W1"):
+        from_linear_npz(f)
+    # one layer inside a Sequential is one party's linear bottom model
+    np.savez(f, **{"c1.0.weight": np.ones((2, 3)), "c1.0.bias": np.zeros(2), "c2.weight": np.ones((2, 2)),
+                   "c2.bias": np.zeros(2)})
+    assert from_linear_npz(f).party_names == ("c1.0", "c2")

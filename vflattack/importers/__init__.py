@@ -42,20 +42,44 @@ def _pickle_error(path: Any, what: str) -> InvalidInputError:
         f"VFLModel.from_sklearn(clf, passive_columns); then VFLModel.save writes a JSON model file the CLI reads")
 
 
+#: the opcodes a protocol 0 or 1 pickle of an object opens with: MARK, GLOBAL, EMPTY_DICT,
+#: EMPTY_LIST, EMPTY_TUPLE (``pickletools``); a JSON file, a zip or a gzip opens with none of them
+_OLD_PICKLE_STARTS = b"(c}])"
+#: the most of a file read to tell an old-protocol pickle (a model pickle is far smaller)
+_PICKLE_SCAN = 64 << 20
+
+
 def _looks_pickled(head: bytes) -> bool:
-    """A pickle of protocol 2..5 (``\\x80`` then the protocol byte), or joblib's compressed dumps
-    (zlib ``x\\x9c``-style headers are checked by the caller's format test first)."""
+    """A pickle of protocol 2..5 (``\\x80`` then the protocol byte)."""
     return len(head) >= 2 and head[0] == 0x80 and 2 <= head[1] <= 5
 
 
+def _is_old_pickle(path: Any, head: bytes) -> bool:
+    """A pickle of protocol 0 or 1: the whole file parses as pickle opcodes up to STOP.
+    ``pickletools.genops`` reads the opcodes only; it builds no object and imports nothing."""
+    import pickletools
+
+    if not head or head[:1] not in [bytes([c]) for c in _OLD_PICKLE_STARTS]:
+        return False
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(_PICKLE_SCAN + 1)
+        if len(data) > _PICKLE_SCAN:
+            return False
+        ops = [op.name for op, _arg, _pos in pickletools.genops(data)]
+        return bool(ops) and ops[-1] == "STOP"
+    except Exception:   # noqa: BLE001 - any parse failure means "not a pickle"; nothing was executed
+        return False
+
+
 def _head(path: Any, n: int, what: str) -> bytes:
-    """The first ``n`` bytes of ``path``; raises if they open a pickle."""
+    """The first ``n`` bytes of ``path``; raises if the file is a pickle (any protocol)."""
     try:
         with open(path, "rb") as fh:
             head = fh.read(n)
     except OSError as exc:
         raise InvalidInputError(f"{what} {str(path)!r} cannot be read: {exc}") from None
-    if _looks_pickled(head):
+    if _looks_pickled(head) or _is_old_pickle(path, head):
         raise _pickle_error(path, "a Python pickle")
     return head
 
@@ -126,6 +150,20 @@ def from_linear_npz(path: Any, *, precision: str | None = None, active: str | No
         parties.setdefault(name, {})[kind] = val
     if not parties:
         raise InvalidInputError(f"model {str(path)!r} holds no NAME.weight / NAME.bias pair")
+    layered: dict[str, list[str]] = {}
+    for name in parties:
+        stem, dot, idx = name.rpartition(".")
+        if dot and idx.isdigit():
+            layered.setdefault(stem, []).append(name)
+    layered = {stem: names for stem, names in layered.items() if len(names) > 1}
+    if layered:
+        stem, names = next(iter(layered.items()))
+        raise InvalidInputError(
+            f"model {str(path)!r} holds several layers of one bottom model ({', '.join(names)}: an nn.Sequential's "
+            f"state_dict), which would be read as {len(names)} parties. vflattack audits linear bottom models, one "
+            f"weight and bias per party. Linear layers with nothing between them are one linear map: save "
+            f"W = W2 @ W1 and b = W2 @ b1 + b2 as {stem}.weight and {stem}.bias; a bottom model with an activation "
+            f"between its layers is not linear and cannot be audited this way")
     active = "active" if active is None and "active" in parties else active
     if active is not None and active not in parties:
         raise InvalidInputError(f"active must name a party of {str(path)!r} ({sorted(parties)}); got {active!r}")

@@ -43,8 +43,9 @@ class SuspectInterceptWarning(UserWarning):
 def _load(path: Any) -> dict:
     try:
         doc = json.loads(pathlib.Path(path).read_text())
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise InvalidInputError(f"FATE model {str(path)!r} is not a readable JSON file: {exc}") from None
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        what = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        raise InvalidInputError(f"FATE model {str(path)!r} is not a readable JSON file: {what}") from None
     for _ in range(3):     # {"code", "message", "data": {"output_model": {...}}} -> {"output_model": ...} -> model
         if isinstance(doc, dict) and "code" in doc and isinstance(doc.get("data"), dict) and "estimator" not in doc["data"]:
             doc = doc["data"]
@@ -57,14 +58,35 @@ def _load(path: Any) -> dict:
     return doc
 
 
+def _flag(value: Any, path: Any, what: str) -> bool:
+    """A JSON boolean (``"false"`` is text, and true to Python: refused, never guessed)."""
+    if not isinstance(value, bool):
+        raise InvalidInputError(f"FATE model {str(path)!r}: {what} must be true or false; got {value!r}")
+    return value
+
+
+def _intercept(inter: Any, path: Any, where: str) -> float:
+    """``intercept_``: null, a number, or a list of one number (torch's ``tolist()`` of a 1-vector)."""
+    if inter is None:
+        return 0.0
+    vals = inter if isinstance(inter, list) else [inter]
+    if len(vals) != 1 or isinstance(vals[0], bool) or not isinstance(vals[0], (int, float)) \
+            or not np.isfinite(float(vals[0])):
+        raise InvalidInputError(f"FATE model {str(path)!r}: {where}'s intercept_ must be null or one finite number "
+                                f"[b]; got {inter!r}")
+    return float(vals[0])
+
+
 def _estimator(est: Any, path: Any, where: str, guest: bool) -> tuple[np.ndarray, float, list, str]:
     """``(weights, intercept, header, dtype)`` of one binary estimator."""
     param = est.get("param") if isinstance(est, dict) else None
     if not isinstance(param, dict) or "coef_" not in param:
         raise InvalidInputError(f"FATE model {str(path)!r}: {where} has no param.coef_")
     try:
+        if not isinstance(param["coef_"], list) or any(isinstance(v, bool) for v in np.ravel(param["coef_"])):
+            raise TypeError
         coef = np.asarray(param["coef_"], dtype=float)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise InvalidInputError(f"FATE model {str(path)!r}: {where}'s coef_ is not a list of numbers") from None
     if coef.ndim == 2 and coef.shape[1] == 1:
         coef = coef[:, 0]
@@ -73,8 +95,8 @@ def _estimator(est: Any, path: Any, where: str, guest: bool) -> tuple[np.ndarray
                                 f"got shape {np.shape(param['coef_'])}")
     inter = param.get("intercept_")
     if guest:
-        fit = est.get("fit_intercept", True)
-        b = 0.0 if inter is None else float(np.asarray(inter, dtype=float).reshape(-1)[0])
+        fit = _flag(est.get("fit_intercept", True), path, f"{where}'s fit_intercept")
+        b = _intercept(inter, path, where)
         if not fit and b != 0.0:
             raise InvalidInputError(f"FATE model {str(path)!r}: {where} has fit_intercept false and intercept {b}")
         if fit and coef.size and b != 0.0 and b == coef[-1]:
@@ -84,19 +106,23 @@ def _estimator(est: Any, path: Any, where: str, guest: bool) -> tuple[np.ndarray
                           "from such a build its intercept is lost: audit with a corrected file.",
                           SuspectInterceptWarning, stacklevel=4)
     else:
-        if inter is not None and np.any(np.asarray(inter, dtype=float) != 0):
+        if _intercept(inter, path, where) != 0.0:
             raise InvalidInputError(f"FATE model {str(path)!r} has an intercept: a host's CoordinatedLR never fits one "
                                     f"(host.py: 'host never has fit intercept'); is it the guest's file?")
         b = 0.0
     header = est.get("header")
-    if header is not None and (not isinstance(header, list) or len(header) != coef.size):
-        raise InvalidInputError(f"FATE model {str(path)!r}: {where}'s header names {len(header or [])} columns for "
-                                f"{coef.size} weights")
-    return coef, b, list(map(str, header)) if header is not None else None, str(param.get("dtype", "float64"))
+    if header is not None and (not isinstance(header, list) or len(header) != coef.size
+                               or not all(isinstance(h, (str, int)) and not isinstance(h, bool) for h in header)):
+        raise InvalidInputError(f"FATE model {str(path)!r}: {where}'s header must name each of its {coef.size} "
+                                f"weights' columns; got {header!r:.80}")
+    dtype = param.get("dtype", "float64")
+    if not isinstance(dtype, str):
+        raise InvalidInputError(f"FATE model {str(path)!r}: {where}'s dtype must be a dtype's name; got {dtype!r}")
+    return coef, b, list(map(str, header)) if header is not None else None, str(dtype).replace("torch.", "")
 
 
 def _estimators(doc: dict, path: Any, guest: bool, k: int | None) -> list:
-    E, ovr = doc["data"]["estimator"], bool(doc["meta"].get("ovr", False))
+    E, ovr = doc["data"]["estimator"], _flag(doc["meta"].get("ovr", False), path, "meta.ovr")
     if not ovr:
         if "param" not in E:
             raise InvalidInputError(f"FATE model {str(path)!r}: meta.ovr is false but the estimator is not one binary "
@@ -143,7 +169,11 @@ def from_fate(guest: Any, hosts: Any, *, host_names: Any = None) -> VFLModel:
         hint = " (it has label_count: a host's file?)" if "label_count" in meta else ""
         raise InvalidInputError(f"FATE model {str(guest)!r} is not a guest's export: its meta has no labels{hint}; "
                                 f"give the guest's file first")
-    labels = list(meta["labels"])
+    labels = meta["labels"]
+    if not isinstance(labels, list) or not all(isinstance(v, (str, int, float)) and not isinstance(v, bool)
+                                               for v in labels) or len(set(map(str, labels))) != len(labels):
+        raise InvalidInputError(f"FATE model {str(guest)!r}: meta.labels must list the distinct class labels; "
+                                f"got {labels!r:.80}")
     g_est = _estimators(g, guest, True, None)
     k = len(g_est)
     if bool(meta.get("ovr", False)) != (k > 1) or (k > 1 and len(labels) != k) or (k == 1 and len(labels) != 2):
@@ -160,7 +190,7 @@ def from_fate(guest: Any, hosts: Any, *, host_names: Any = None) -> VFLModel:
         if "labels" in h["meta"]:
             raise InvalidInputError(f"FATE model {str(path)!r} is a guest's export (its meta has labels); give the "
                                     f"guest's file first, then the hosts'")
-        if bool(h["meta"].get("ovr", False)) != (k > 1):
+        if _flag(h["meta"].get("ovr", False), path, "meta.ovr") != (k > 1):
             raise InvalidInputError(f"FATE model {str(path)!r} has ovr={h['meta'].get('ovr')}, the guest "
                                     f"{meta.get('ovr')}: not halves of one model")
         h_est.append(_estimators(h, path, False, k if k > 1 else None))

@@ -183,19 +183,35 @@ def _attr_json(doc: Any) -> Any:
         raise ValueError(f"an AttrValue holds one value; got {doc!r}")
     (kind, val), = doc.items()
     if kind in _ATTR_LISTS.values():
-        return list((val or {}).get("data", []))
-    if kind in ("i64",):
-        return int(val)
+        data = (val or {}).get("data", [])
+        if not isinstance(data, list):
+            raise ValueError(f"an {kind} attribute's data must be a list; got {data!r:.40}")
+        return data
+    if kind in ("i32", "i64"):
+        if isinstance(val, bool) or not isinstance(val, (int, str)):
+            raise ValueError(f"an {kind} attribute must be an integer; got {val!r:.40}")
+        return int(val)         # protobuf JSON writes 64-bit integers as strings
     if kind in ("d", "f"):
+        if isinstance(val, bool) or not isinstance(val, (int, float, str)):
+            raise ValueError(f"a {kind} attribute must be a number; got {val!r:.40}")
         return float(val)       # protobuf JSON writes "NaN", "Infinity" as strings
+    if kind == "s" and not isinstance(val, str):
+        raise ValueError(f"an s attribute must be text; got {val!r:.40}")
+    if kind == "b" and not isinstance(val, bool):
+        raise ValueError(f"a b attribute must be true or false; got {val!r:.40}")
     return val
 
 
 def _bundle_json(text: bytes) -> dict:
     doc = json.loads(text.decode("utf-8"))
+    if not isinstance(doc, dict):
+        raise ValueError("a ModelBundle is a JSON object")
     graph = _get(doc, "graph") or {}
+    node_list = _get(graph, "node_list") or []
+    if not isinstance(node_list, list) or not all(isinstance(n, dict) for n in node_list):
+        raise ValueError("graph.node_list must be a list of nodes")
     nodes = []
-    for n in _get(graph, "node_list") or []:
+    for n in node_list:
         attrs = {k: _attr_json(v) for k, v in (_get(n, "attr_values") or {}).items()}
         nodes.append({"name": n.get("name", ""), "op": n.get("op", ""), "parents": list(n.get("parents", [])),
                       "attrs": attrs})
@@ -232,15 +248,27 @@ def read_package(path: Any) -> dict:
     except (tarfile.TarError, EOFError, OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise _err(path, f"is not a readable package (a .tar.gz with MANIFEST and the model bundle): "
                          f"{type(exc).__name__}: {exc}") from None
-    fmt = {1: "FF_PB", 2: "FF_JSON"}.get(fmt, fmt)
+    fmt = {1: "FF_PB", 2: "FF_JSON"}.get(fmt, fmt) if isinstance(fmt, (int, str)) else fmt
+    if fmt not in ("FF_JSON", "FF_PB"):
+        raise _err(path, f"MANIFEST's bundle_format must be FF_JSON or FF_PB; got {fmt!r}")
     try:
-        if fmt == "FF_JSON":
-            return _bundle_json(data)
-        if fmt == "FF_PB":
-            return _bundle_pb(data)
-    except (ValueError, UnicodeDecodeError, struct.error, AttributeError, TypeError) as exc:
-        raise _err(path, f"its {fmt} model bundle {bundle_path!r} cannot be decoded: {exc}") from None
-    raise _err(path, f"MANIFEST's bundle_format must be FF_JSON or FF_PB; got {fmt!r}")
+        bundle = _bundle_json(data) if fmt == "FF_JSON" else _bundle_pb(data)
+        _check_bundle(bundle)
+    except (ValueError, UnicodeDecodeError, struct.error, AttributeError, TypeError, KeyError,
+            RecursionError) as exc:
+        what = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        raise _err(path, f"its {fmt} model bundle {bundle_path!r} cannot be decoded: {what}") from None
+    return bundle
+
+
+def _check_bundle(bundle: dict) -> None:
+    """The decoded graph's names are text and its attributes a map (a JSON bundle may hold anything)."""
+    if not isinstance(bundle["name"], str):
+        raise TypeError(f"the model's name must be text; got {bundle['name']!r:.60}")
+    for n in bundle["nodes"]:
+        if not (isinstance(n["name"], str) and isinstance(n["op"], str)
+                and all(isinstance(p, str) for p in n["parents"])):
+            raise TypeError(f"a node's name, op and parents must be text; got {n['name']!r:.40}, {n['op']!r:.40}")
 
 
 def _one(nodes: list, op: str, path: Any) -> dict:
@@ -264,6 +292,20 @@ def _link_name(name: Any, exp_iters: Any, path: Any) -> str:
         raise _err(path, f"unknown link_function {name!r}; vflattack implements SecretFlow-Serving's "
                          f"link_function.proto: {', '.join(known)}")
     return name
+
+
+def _typed(value: Any, what: str, kind: str, path: Any) -> Any:
+    """``value`` if it is ``kind`` (one of the phrases below), else an error naming ``what``."""
+    def num(v):
+        return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+    ok = {"a list of names": lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
+          "a list of numbers": lambda v: isinstance(v, list) and all(num(x) for x in v),
+          "a number": num,
+          "an integer": lambda v: isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 1000}[kind](value)
+    if not ok:
+        raise _err(path, f"{what} must be {kind}; got {value!r:.60}")
+    return float(value) if kind == "a number" else value
 
 
 def _party_name(path: Any) -> str:
@@ -322,16 +364,21 @@ def from_secretflow_serving(packages: Any, *, names: Any = None) -> VFLModel:
                              f"alone, on the features as the log holds them, and would misread this one")
         dot, merge = _one(bundle["nodes"], "DOT_PRODUCT", path), _one(bundle["nodes"], "MERGE_Y", path)
         a = dot["attrs"]
-        feats, weights = a.get("feature_names") or [], a.get("feature_weights") or []
+        feats = _typed(a.get("feature_names") or [], "DOT_PRODUCT's feature_names", "a list of names", path)
+        weights = _typed(a.get("feature_weights") or [], "DOT_PRODUCT's feature_weights", "a list of numbers", path)
         if len(feats) != len(weights):
             raise _err(path, f"DOT_PRODUCT has {len(feats)} feature_names and {len(weights)} feature_weights")
         w = np.asarray(weights, dtype=float)
-        intercept = float(a.get("intercept") or 0.0)
+        intercept = _typed(a.get("intercept") or 0.0, "DOT_PRODUCT's intercept", "a number", path)
         if not (np.all(np.isfinite(w)) and np.isfinite(intercept)):
             raise _err(path, "DOT_PRODUCT's weights and intercept must be finite")
         m = merge["attrs"]
-        this_link = _link_name(m.get("link_function"), m.get("exp_iters"), path)
-        this_scale = float(m.get("yhat_scale", 1.0) if m.get("yhat_scale") is not None else 1.0)
+        iters = _typed(m.get("exp_iters") or 0, "MERGE_Y's exp_iters", "an integer", path)
+        this_link = _link_name(m.get("link_function"), iters, path)
+        this_scale = _typed(m.get("yhat_scale") if m.get("yhat_scale") is not None else 1.0, "MERGE_Y's yhat_scale",
+                            "a number", path)
+        if not (np.isfinite(this_scale) and this_scale != 0):
+            raise _err(path, f"MERGE_Y's yhat_scale must be finite and non-zero; got {this_scale!r}")
         if model_name is None:
             model_name, link, scale = bundle["name"], this_link, this_scale
         elif (bundle["name"], this_link, this_scale) != (model_name, link, scale):
@@ -341,8 +388,8 @@ def from_secretflow_serving(packages: Any, *, names: Any = None) -> VFLModel:
         parts.append((list(map(str, feats)), w, intercept))
     (act_feats, w_act, b_act), passive = parts[0], parts[1:]
     if any(len(f) == 0 for f, _, _ in passive):
-        empty = [names[i + 1] for i, (f, _, _) in enumerate(passive) if not f]
-        raise InvalidInputError(f"passive parties {empty} hold no feature in their packages")
+        empty = [f"{names[i + 1]} ({str(packages[i + 1])!r})" for i, (f, _, _) in enumerate(passive) if not f]
+        raise InvalidInputError(f"passive parties {', '.join(empty)} hold no feature in their packages")
     W_pas = np.concatenate([w for _, w, _ in passive])[None, :]
     blocks, start = [], 0
     for f, _, _ in passive:
