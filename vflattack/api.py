@@ -339,6 +339,7 @@ def audit_log(model: VFLModel, log: Any, out: Any, *, passive_log: Any = None,
 
     with report_dir(out) as tmp, tempfile.TemporaryDirectory(prefix="vflattack-units-") as scratch:
         if bounds is not None:
+            bounds = bounds.with_binary(model.binary_columns)   # 0/1 features' range is known
             model, passive_log = _in_unit_coordinates(model, passive_log, bounds, scratch)
         parts_dir = tmp / "reconstructions"
         parts_dir.mkdir()

@@ -218,6 +218,13 @@ def _add_audit(sub) -> None:
                            "file ({\"lo\": [..], \"hi\": [..]} or {\"features\": {NAME: [lo, hi]}}), or observed[:M], "
                            "each feature's observed range in the passive log widened by M of it (default 0.05; not a "
                            "guarantee). MSE is then reported relative to each range and in the data's units")
+    logs.add_argument("--onehot", action="append", default=None, metavar="COLS",
+                      help="a one-hot group of passive features, by name or index (e.g. --onehot "
+                           "color_red,color_green,color_blue); repeat for each group. Each group sums to 1 in every "
+                           "record: one more row of every set, certified like the rest")
+    logs.add_argument("--binary", default=None, metavar="COLS",
+                      help="passive features that are 0 or 1 (names or indices, comma-separated); the report gives "
+                           "the share of rows whose 0/1 features rounding the reconstruction reads exactly")
     logs.add_argument("--scheduler", default=None, metavar="ADDRESS",
                       help="attach to a running dask.distributed scheduler (default: start a local cluster)")
     logs.add_argument("--workers", type=_positive_int, default=2, help="local cluster: worker processes (default 2)")
@@ -464,7 +471,7 @@ def _audit_log(args, progress) -> int:
     from .importers.logs import canonical_logs
 
     try:
-        model = read_model(args.model)
+        model = _with_encoding(read_model(args.model), args.onehot, args.binary)
         prior = Prior.from_data(_read_prior(args.prior_file)) if args.prior_file else None
         client, cluster = _client(args)
     except (cc.InvalidInputError, cc.MissingBackendError) as exc:
@@ -492,6 +499,20 @@ def _audit_log(args, progress) -> int:
         print(f"vflattack: {report.config['verdict']}", file=sys.stderr)
         return 3
     return 0
+
+
+def _with_encoding(model, onehot, binary):
+    """``--onehot`` groups and ``--binary`` columns on the model (names, or passive column indices)."""
+    def cols(text, flag):
+        items = [c.strip() for c in str(text).split(",") if c.strip()]
+        if not items:
+            raise cc.InvalidInputError(f"{flag} needs comma-separated passive features; got {text!r}")
+        return [int(c) if c.isdigit() else c for c in items]
+
+    if not onehot and not binary:
+        return model
+    return model.with_domain(onehot=[cols(g, "--onehot") for g in onehot or []] or None,
+                             binary=cols(binary, "--binary") if binary else None)
 
 
 def _bounds(spec, model, passive_log):
@@ -592,6 +613,9 @@ def main(argv=None) -> int:
             return _fail(exc)
     if args.command == "audit" and (args.model or args.log):
         return _audit_log(args, progress)
+    if args.command == "audit" and (args.onehot or args.binary or args.bounds):
+        return _fail(cc.InvalidInputError("--onehot, --binary and --bounds describe a deployment's passive features: "
+                                          "they go with --model and --log"))
     return _COMMANDS[args.command](args, progress)
 
 

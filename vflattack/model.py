@@ -93,6 +93,46 @@ def _feature_names(names: Any, W_act: Any, W_pas: np.ndarray) -> dict | None:
     return out
 
 
+def _as_domain(onehot: Any, binary: Any, d: int, feature_names: dict | None) -> tuple[tuple, tuple]:
+    """Checked one-hot groups (disjoint, each of >= 2 passive columns, sorted) and binary columns."""
+    names = list(feature_names["passive"]) if feature_names is not None else None
+
+    def column(v: Any, what: str) -> int:
+        if isinstance(v, str):
+            if names is None or v not in names:
+                raise InvalidInputError(f"{what}: {v!r} is not a passive feature's name"
+                                        + ("" if names is None else f" (they are {names[:8]}...)"
+                                           if len(names) > 8 else f" (they are {names})"))
+            return names.index(v)
+        if isinstance(v, (int, np.integer)) and not isinstance(v, bool) and 0 <= int(v) < d:
+            return int(v)
+        raise InvalidInputError(f"{what}: {v!r} is not a passive column (an index below d = {d}, or a name)")
+
+    groups: tuple = ()
+    if onehot is not None:
+        if isinstance(onehot, (str, bytes)) or not isinstance(onehot, Sequence):
+            raise InvalidInputError(f"onehot must be a list of groups of passive columns; got {onehot!r}")
+        out = []
+        for g in onehot:
+            if isinstance(g, (str, bytes)) or not isinstance(g, (Sequence, np.ndarray)) or len(g) < 2:
+                raise InvalidInputError(f"onehot: each group lists two or more passive columns; got {g!r}")
+            cols = sorted(column(v, "onehot") for v in g)
+            if len(set(cols)) != len(cols):
+                raise InvalidInputError(f"onehot: group {list(g)!r} names a column twice")
+            out.append(tuple(cols))
+        flat = [c for g in out for c in g]
+        if len(set(flat)) != len(flat):
+            raise InvalidInputError(f"onehot: the groups must be disjoint; column(s) "
+                                    f"{sorted({c for c in flat if flat.count(c) > 1})} appear in two")
+        groups = tuple(out)
+    bins: tuple = ()
+    if binary is not None:
+        if isinstance(binary, (str, bytes)) or not isinstance(binary, (Sequence, np.ndarray)):
+            raise InvalidInputError(f"binary must be a list of passive columns; got {binary!r}")
+        bins = tuple(sorted({column(v, "binary") for v in binary}))
+    return groups, bins
+
+
 def _as_parties(parties: Any, names: Any, d: int) -> tuple[tuple, tuple]:
     """Checked passive blocks (a partition of ``range(d)``, each sorted) and their names."""
     if parties is None:
@@ -158,6 +198,15 @@ class VFLModel:
         ``{"active": [...], "passive": [...]}``: the columns' names in the deployment, in the
         order of ``W_act``'s and ``W_pas``'s columns (the importers of :mod:`vflattack.importers`
         fill it from the export); a log whose columns carry these names is read by name.
+    onehot : sequence of sequences, optional
+        One-hot groups of passive columns (indices, or names with ``feature_names``): in every
+        record each group's features are 0 or 1 and sum to 1. Every tabular adversary knows
+        this encoding; each group is one more row of the set, ``sum_{j in g} x_j = 1``,
+        certified like the rows the scores give (docs/vflattack.md, "Feature domains").
+    binary : sequence, optional
+        Passive columns that are 0 or 1 (beside the one-hot groups' members). They add no row
+        (the set stays convex); the audit reports what rounding the center reads off them
+        (:meth:`binary_reading`).
 
     Examples
     --------
@@ -177,6 +226,8 @@ class VFLModel:
     yhat_scale: float = 1.0
     precision: str | None = None
     feature_names: Any = None
+    onehot: Any = None
+    binary: Any = None
 
     def __post_init__(self) -> None:
         link = canonical_link(self.link)
@@ -210,6 +261,9 @@ class VFLModel:
                                     "'float32' (Release('float32'), --release float32) instead")
         object.__setattr__(self, "precision", precision)
         object.__setattr__(self, "feature_names", _feature_names(self.feature_names, self.W_act, W_pas))
+        groups, binary = _as_domain(self.onehot, self.binary, W_pas.shape[1], self.feature_names)
+        object.__setattr__(self, "onehot", groups)
+        object.__setattr__(self, "binary", binary)
         blocks, names = _as_parties(self.parties, self.party_names, W_pas.shape[1])
         object.__setattr__(self, "parties", blocks)
         object.__setattr__(self, "party_names", names)
@@ -291,10 +345,14 @@ class VFLModel:
         names = None if self.feature_names is None else {
             "active": list(self.feature_names["active"]) + [self.feature_names["passive"][i] for i in moved],
             "passive": [self.feature_names["passive"][i] for i in kept]}
+        # a group wholly kept stays a row; one that lost members to the colluders is dropped
+        # (its right-hand side would be 1 minus their known values, a row per record: sound to drop)
+        groups = [[where[c] for c in g] for g in self.onehot if all(c in where for c in g)]
         small = VFLModel(np.hstack([self.W_act, self.W_pas[:, moved]]), self.W_pas[:, kept], self.b, self.classes,
                          link=self.link, parties=[[where[i] for i in self.parties[p]] for p in rest],
                          party_names=[self.party_names[p] for p in rest], yhat_scale=self.yhat_scale,
-                         precision=self.precision, feature_names=names)
+                         precision=self.precision, feature_names=names, onehot=groups or None,
+                         binary=[where[c] for c in self.binary if c in where] or None)
         return small, moved, kept
 
     @cached_property
@@ -322,6 +380,78 @@ class VFLModel:
         """The rows a release's interval bounds constrain: :attr:`pair_matrix` for softmax
         (bounds on log-ratios of scores), ``W_pas`` for every other link (one row per output)."""
         return self.pair_matrix if self.link == "softmax" else self.system_matrix
+
+    @cached_property
+    def domain_matrix(self) -> np.ndarray:
+        """The one-hot groups' rows, shape (groups, d): ``G x = 1`` for every record."""
+        G = np.zeros((len(self.onehot), self.n_passive))
+        for r, g in enumerate(self.onehot):
+            G[r, list(g)] = 1.0
+        G.setflags(write=False)
+        return G
+
+    @property
+    def binary_columns(self) -> tuple:
+        """Every passive column known to be 0 or 1: the one-hot groups' members and ``binary``."""
+        return tuple(sorted({c for g in self.onehot for c in g} | set(self.binary)))
+
+    def with_domain(self, onehot: Any = None, binary: Any = None) -> VFLModel:
+        """This model with the passive features' encoding known: one-hot groups and binary
+        columns (class docstring). The published values are unchanged; the sets gain a row per
+        group."""
+        import dataclasses
+
+        return dataclasses.replace(self, onehot=onehot, binary=binary)
+
+    def binary_reading(self, X: Any) -> np.ndarray:
+        """What rounding reads off reconstructions ``X`` (N, d): each one-hot group's largest
+        entry set to 1 and the rest to 0, each binary column rounded to 0 or 1; other columns
+        as given. Rows with a non-finite entry stay NaN.
+
+        Examples
+        --------
+        >>> m = VFLModel(np.zeros((2, 0)), np.ones((2, 4)), np.zeros(2), onehot=[[0, 1, 2]], binary=[3])
+        >>> m.binary_reading(np.array([[0.2, 0.5, 0.3, 0.7]])).tolist()
+        [[0.0, 1.0, 0.0, 1.0]]
+        """
+        X = np.array(X, dtype=float, copy=True)
+        bad = ~np.all(np.isfinite(X), axis=1)
+        for g in self.onehot:
+            cols = list(g)
+            top = np.argmax(np.nan_to_num(X[:, cols], nan=-np.inf), axis=1)
+            X[:, cols] = 0.0
+            X[np.arange(X.shape[0]), np.asarray(cols)[top]] = 1.0
+        if self.binary:
+            cols = list(self.binary)
+            X[:, cols] = (X[:, cols] >= 0.5).astype(float)
+        X[bad] = np.nan
+        return X
+
+    def domain_slice(self, bounded: bool) -> cc.BoxSlice:
+        """:attr:`pair_box_slice` (``bounded``) or :attr:`box_slice` with the one-hot groups'
+        rows below the rows the scores give (the same object when there is no group)."""
+        if not self.onehot:
+            return self.pair_box_slice if bounded else self.box_slice
+        return self._domain_slices[bool(bounded)]
+
+    def domain_scale(self, bounded: bool) -> float:
+        """The factor ``s`` of the groups' rows in :meth:`domain_slice`: ``s G x = s``, with ``s``
+        the median norm of the scores' rows (1 when those are zero). The set is the same for any
+        ``s > 0``; rows of one scale keep the relaxations' solvers as well conditioned as without
+        the groups (with unit rows below score rows of norm 1e-6, rcc1 stopped INACCURATE on 6
+        of 60 rows that it certified once the rows were equilibrated). ``s`` times a 0/1 vector's
+        sum is exact in floating point: the right-hand side is ``s`` itself."""
+        A = self.row_matrix if bounded else self.system_matrix
+        norms = np.linalg.norm(A, axis=1) if A.size else np.zeros(0)
+        s = float(np.median(norms)) if norms.size else 0.0
+        return s if np.isfinite(s) and s > 0 else 1.0
+
+    @cached_property
+    def _domain_slices(self) -> dict:
+        G = self.domain_matrix
+        return {b: cc.BoxSlice(np.vstack([self.row_matrix if b else self.system_matrix, self.domain_scale(b) * G]),
+                               lo=0.0, hi=1.0)
+                for b in (False, True)}
 
     @cached_property
     def pair_box_slice(self) -> cc.BoxSlice:
@@ -394,7 +524,8 @@ class VFLModel:
                 "link": self.link, "yhat_scale": self.yhat_scale, "precision": self.precision,
                 "parties": [list(p) for p in self.parties], "party_names": list(self.party_names),
                 "feature_names": None if self.feature_names is None
-                else {side: list(v) for side, v in self.feature_names.items()}}
+                else {side: list(v) for side, v in self.feature_names.items()},
+                "onehot": [list(g) for g in self.onehot] or None, "binary": list(self.binary) or None}
 
     def save(self, path: Any) -> None:
         """Write the model as JSON: an open, documented format an auditor can be handed.
@@ -402,8 +533,9 @@ class VFLModel:
         Keys: ``format`` ("vflattack.VFLModel"), ``schema_version`` (2), ``n_classes``,
         ``n_active``, ``n_passive``, ``classes`` (labels in score-column order), ``W_act``
         (k x d_a), ``W_pas`` (k x d), ``b`` (k), ``link``, ``yhat_scale``, ``precision``,
-        ``parties`` (column blocks), ``party_names`` and ``feature_names`` (null, or the active
-        and passive columns' names). Logits are ``W_act y + W_pas x + b``
+        ``parties`` (column blocks), ``party_names``, ``feature_names`` (null, or the active
+        and passive columns' names), ``onehot`` and ``binary`` (null, or the passive features'
+        encoding: groups of columns, and columns). Logits are ``W_act y + W_pas x + b``
         and the published values their link (docs/theory.md §3). Floats are written with full
         precision (``repr``), so :meth:`load` gives back the same model bit for bit. Files of
         schema version 1 (written before links and parties) load as softmax with one party.
@@ -443,7 +575,7 @@ class VFLModel:
         return cls(W_act, doc["W_pas"], doc["b"], doc["classes"], link=doc.get("link", "softmax"),
                    parties=doc.get("parties"), party_names=doc.get("party_names"),
                    yhat_scale=doc.get("yhat_scale", 1.0), precision=doc.get("precision"),
-                   feature_names=doc.get("feature_names"))
+                   feature_names=doc.get("feature_names"), onehot=doc.get("onehot"), binary=doc.get("binary"))
 
     @classmethod
     def from_sklearn(cls, clf: Any, passive_columns: Sequence[int], *, link: str | None = None,

@@ -153,9 +153,24 @@ class FeatureBounds:
                                     "of the data's own coordinates; audit it on data in [0, 1] or with a release")
         W = np.asarray(model.W_pas) * self.width
         b = np.asarray(model.b) + np.asarray(model.W_pas) @ self.lo
+        cols = list(model.binary_columns)
+        if cols and not (np.all(self.lo[cols] == 0.0) and np.all(self.hi[cols] == 1.0)):
+            raise InvalidInputError("bounds: the one-hot and binary columns take 0 or 1; their bounds must be [0, 1] "
+                                    "(FeatureBounds.with_binary sets them)")
         return VFLModel(model.W_act, W, b, model.classes, link=model.link, parties=[list(p) for p in model.parties],
                         party_names=list(model.party_names), yhat_scale=model.yhat_scale, precision=model.precision,
-                        feature_names=model.feature_names)
+                        feature_names=model.feature_names, onehot=[list(g) for g in model.onehot] or None,
+                        binary=list(model.binary) or None)
+
+    def with_binary(self, columns: Any) -> FeatureBounds:
+        """These bounds with ``[0, 1]`` on ``columns`` (features known to be 0 or 1: their range
+        is known, whatever was observed)."""
+        cols = [int(c) for c in columns]
+        if not cols:
+            return self
+        lo, hi = self.lo.copy(), self.hi.copy()
+        lo[cols], hi[cols] = 0.0, 1.0
+        return FeatureBounds(lo, hi, self.source, self.margin)
 
     def to_dict(self) -> dict:
         return {"lo": self.lo.tolist(), "hi": self.hi.tolist(), "source": self.source, "margin": self.margin}

@@ -206,9 +206,11 @@ def agnostic_attack(model: VFLModel, adversary: Any, Y: Any, methods: Sequence[s
     methods = tuple(methods) if methods is not None else (default_estimator(model),)
     Y = as_2d("Y", Y, n_cols=model.n_active, cols="one per active feature")
     est, log = _adversary_scores(model, adversary, Y)
-    system = scores_to_system(model, est, Y, log_scores=log)
-    recon, status, radii, times, lowers = reconstruct(model.box_slice, np.nan_to_num(system.B), system.valid, methods,
-                                              prior_mean=prior_mean, prior=prior, rng=rng)
+    from .whitebox import with_domain_rows
+
+    system = with_domain_rows(model, scores_to_system(model, est, Y, log_scores=log))
+    recon, status, radii, times, lowers = reconstruct(model.domain_slice(False), np.nan_to_num(system.B), system.valid,
+                                                      methods, prior_mean=prior_mean, prior=prior, rng=rng)
     return AttackResult(recon, status, radii, system.flags, times, system, radius_lower=lowers)
 
 

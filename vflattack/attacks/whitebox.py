@@ -263,20 +263,41 @@ def whitebox_attack(model: VFLModel, scores: Any, Y: Any,
             release = _Recovered("noise", 0.0, half=4.0 * np.finfo(float).eps * (np.abs(ls) + 2.0) * scores)
     if model.link != "softmax" or (release is not None and not release.exact):
         release = release if release is not None else Release()
-        bounded = release_to_bounds(model, scores, Y, release)
+        bounded = with_domain_rows(model, release_to_bounds(model, scores, Y, release))
         extras = _unreadable(release, bounded.valid, scores, model.n_classes)
         recon, status, radii, times, lowers = reconstruct(
-            model.pair_box_slice, None, bounded.valid, tuple(methods), prior_mean=prior_mean, prior=prior, rng=rng,
-            method_options=method_options, progress=progress, bounds=(bounded.L, bounded.U))
+            model.domain_slice(True), None, bounded.valid, tuple(methods), prior_mean=prior_mean, prior=prior,
+            rng=rng, method_options=method_options, progress=progress, bounds=(bounded.L, bounded.U))
         if model.link != "softmax":
             extras.update(_float32_hint(model, release, scores, status, bounded.valid))
         return AttackResult(recon, status, radii, bounded.flags, times, bounded, extras, lowers)
-    system = scores_to_system(model, scores, Y, log_scores=log_scores)
+    system = with_domain_rows(model, scores_to_system(model, scores, Y, log_scores=log_scores))
     extras = _unreadable(None, system.valid, scores, model.n_classes) if not log_scores else {}
     recon, status, radii, times, lowers = reconstruct(
-        model.box_slice, np.nan_to_num(system.B), system.valid, tuple(methods), prior_mean=prior_mean, prior=prior,
-        rng=rng, method_options=method_options, progress=progress)
+        model.domain_slice(False), np.nan_to_num(system.B), system.valid, tuple(methods), prior_mean=prior_mean,
+        prior=prior, rng=rng, method_options=method_options, progress=progress)
     return AttackResult(recon, status, radii, system.flags, times, system, extras, lowers)
+
+
+def with_domain_rows(model: VFLModel, system: Any) -> Any:
+    """``system`` (a :class:`LinearSystem` or a :class:`BoundedSystem`) with the model's one-hot
+    groups' rows ``s G x = s`` below the rows the scores give (itself when there is no group;
+    ``s`` is :meth:`VFLModel.domain_scale`): the sets :meth:`VFLModel.domain_slice` solves
+    over. Refused rows stay NaN."""
+    if not model.onehot:
+        return system
+    import dataclasses
+
+    bounded = isinstance(system, BoundedSystem)
+    scale = model.domain_scale(bounded)
+    G = scale * model.domain_matrix
+    ones = np.where(system.valid[:, None], scale, np.nan) * np.ones((1, G.shape[0]))
+    A = np.vstack([system.A, G])
+    if bounded:
+        outer = None if system.outer is None else np.hstack([system.outer, np.zeros(ones.shape, dtype=bool)])
+        return dataclasses.replace(system, A=A, L=np.hstack([system.L, ones]), U=np.hstack([system.U, ones]),
+                                   pairs=tuple(system.pairs) + tuple(("onehot", g) for g in model.onehot), outer=outer)
+    return dataclasses.replace(system, A=A, B=np.hstack([system.B, ones]))
 
 
 def _float32_hint(model, release, published, status, valid) -> dict:

@@ -45,6 +45,7 @@ import chebcenter as cc
 
 from .._validate import InvalidInputError
 from ..attacks import Prior, whitebox_attack
+from ..attacks.whitebox import with_domain_rows
 from ..model import VFLModel
 from ..release import TABLE, Release, release_to_bounds
 from .protocol import Result
@@ -476,13 +477,14 @@ class _Context:
         t0 = time.perf_counter()
         N, d = self.P.shape[0], self.model.n_passive
         pub = rel.publish_scores(self.P, self.rng, log_scores=self.logP)
-        system = release_to_bounds(self.model, pub, self.Y, rel)
+        # the adversary knows the passive features' encoding: the groups' rows are in every set
+        system = with_domain_rows(self.model, release_to_bounds(self.model, pub, self.Y, rel))
         valid = system.valid
         rec = {"value": np.full(N, np.nan), "upper": np.full(N, np.nan), "ok": np.zeros(N, dtype=bool),
                "refuted": np.zeros(N, dtype=bool), "valid": valid, "empty": np.zeros(N, dtype=bool)}
         tgt = self.target
         if tgt.kind in ("radius", "pinned") and valid.any():
-            sl = self.model.pair_box_slice
+            sl = self.model.domain_slice(True)
             L, U = system.L[valid], system.U[valid]
             ranges = sl.feature_ranges(lower=L, upper=U)
             rec["empty"][valid] = ranges.status == cc.Status.INFEASIBLE

@@ -164,6 +164,11 @@ def _attack_read_partition(part, model, methods, prior, method_options, part_pat
         rows = res.common_rows() & np.all(np.isfinite(X), axis=1)
         summary["scored"] = int(rows.sum())
         summary["sq"] = {m: np.sum((res.reconstructions[m][rows] - X[rows]) ** 2, axis=0) for m in methods}
+        cols = list(model.binary_columns)
+        if cols:   # rows whose 0/1 features rounding reads off the center exactly (VFLModel.binary_reading)
+            summary["binary_exact"] = {
+                m: int(np.sum(np.all(model.binary_reading(res.reconstructions[m][rows])[:, cols] == X[rows][:, cols],
+                                     axis=1))) for m in methods}
     return summary
 
 
@@ -378,9 +383,13 @@ def _result(summaries, methods, model, log, passive_log, n_parts) -> Result:
             sq = np.sum([s["sq"][m] for s in summaries], axis=0)
             rec.update(rows_scored=n, mse=float(np.sum(sq) / (n * model.n_passive)) if n else float("nan"),
                        mse_per_feature=(sq / n).tolist() if n else None)
+            if model.binary_columns:
+                hit = sum(s.get("binary_exact", {}).get(m, 0) for s in summaries)
+                rec["binary_exact_share"] = hit / n if n else float("nan")
         records.append(rec)
     config = {"log": str(log), "passive_log": None if passive_log is None else str(passive_log), "rows": rows,
               "partitions": n_parts, "n_passive": model.n_passive, "n_classes": model.n_classes,
               "methods": list(methods), "reconstructions": "reconstructions/part.*.parquet",
-              "link": model.link, "parties": {n: list(c) for n, c in zip(model.party_names, model.parties)}}
+              "link": model.link, "parties": {n: list(c) for n, c in zip(model.party_names, model.parties)},
+              "onehot": [list(g) for g in model.onehot], "binary": list(model.binary)}
     return Result("log_audit", records, config)

@@ -61,12 +61,12 @@ def exposure(model: VFLModel, B: np.ndarray | None, valid: np.ndarray, system: A
     """
     d = model.n_passive
     if system is None:
-        sl, N = model.box_slice, B.shape[0]
+        sl, N = model.domain_slice(False), B.shape[0]
 
         def ask(fn, **kw):
             return fn(B[valid], on_inconsistent="project", **kw)
     else:
-        sl, N = model.pair_box_slice, system.L.shape[0]
+        sl, N = model.domain_slice(True), system.L.shape[0]
 
         def ask(fn, **kw):
             return fn(lower=system.L[valid], upper=system.U[valid], **kw)
@@ -151,7 +151,7 @@ def _party_radii(model: VFLModel, B: np.ndarray | None, valid: np.ndarray, syste
     up, low = np.full(N, np.nan), np.full(N, np.nan)
     if not valid.any():
         return up, low
-    sl = model.box_slice if system is None else model.pair_box_slice
+    sl = model.domain_slice(system is not None)
     own = _separable_rows(sl.A, cols)
     if own is not None:   # S is the product of the party's set and the rest's: its projection is its own set
         sl = cc.BoxSlice(sl.A[np.ix_(own, cols)], lo=0.0, hi=1.0)
@@ -220,15 +220,16 @@ def party_radii(model: VFLModel, published: Any, Y: Any, release: Any = None) ->
     >>> round(float(r["P1"][0]), 9), round(float(r["P2"][0]), 6)
     (0.0, 0.707107)
     """
+    from ..attacks.whitebox import with_domain_rows
     from ..release import Release, release_to_bounds
     from ..system import scores_to_system
 
     rel = Release() if release is None else release
     if model.link != "softmax" or not rel.exact:
-        system = release_to_bounds(model, published, Y, rel)
+        system = with_domain_rows(model, release_to_bounds(model, published, Y, rel))
         B, valid = None, system.valid
     else:
-        lin = scores_to_system(model, published, Y)
+        lin = with_domain_rows(model, scores_to_system(model, published, Y))
         system, B, valid = None, np.nan_to_num(lin.B), lin.valid
     out = {}
     for name, block in zip(model.party_names, model.parties):

@@ -18,11 +18,12 @@ __all__ = ["LogAuditReport"]
 class LogAuditReport(Report, kind="log_audit", csv_name="mse.csv"):
     """The audit of a prediction log: per method, statuses and (with the passive log) MSE."""
 
-    csv_fields: ClassVar[tuple[str, ...]] = ("method", "mse", "rows_scored", "status")
+    csv_fields: ClassVar[tuple[str, ...]] = ("method", "mse", "rows_scored", "status", "binary_exact_share")
 
     def csv_rows(self) -> list[dict]:
         return [{"method": r["method"], "mse": r["mse"], "rows_scored": r["rows_scored"],
-                 "status": json.dumps(r["status"])} for r in self.records]
+                 "status": json.dumps(r["status"]), "binary_exact_share": r.get("binary_exact_share", "")}
+                for r in self.records]
 
     def table(self) -> str:
         c = self.config
@@ -46,13 +47,24 @@ class LogAuditReport(Report, kind="log_audit", csv_name="mse.csv"):
             lines.append(f"  the passive features' ranges ({units['source']}"
                          + (f", widened by {units['margin']:g} of each range; not a guarantee" if units["source"] ==
                             "observed" else "") + "): MSE relative to each range, and in the data's units")
-        lines.append(f"  {'method':<10} {'MSE':>10}" + (f" {'MSE, units':>12}" if units else "") + "  status")
+        groups, binary = c.get("onehot") or [], c.get("binary") or []
+        read = any("binary_exact_share" in r for r in self.records)
+        if groups or binary:
+            lines.append(f"  the passive features' encoding: {len(groups)} one-hot group(s) (each a row sum = 1 of "
+                         f"every set), {len(binary)} further binary column(s)"
+                         + ("; 'exact 0/1' is the share of rows whose 0/1 features rounding reads off the "
+                            "reconstruction exactly" if read else ""))
+        lines.append(f"  {'method':<10} {'MSE':>10}" + (f" {'MSE, units':>12}" if units else "")
+                     + (f" {'exact 0/1':>9}" if read else "") + "  status")
         for r in self.records:
             st = ", ".join(f"{k}:{v}" for k, v in r["status"].items())
             mse = f"{r['mse']:>10.5f}" if r["mse"] is not None and np.isfinite(r["mse"]) else f"{'—':>10}"
             if units:
                 du = r.get("mse_data_units")
                 mse += f" {du:>12.5g}" if du is not None and np.isfinite(du) else f" {'—':>12}"
+            if read:
+                share = r.get("binary_exact_share")
+                mse += f" {share:>9.1%}" if share is not None and np.isfinite(share) else f" {'—':>9}"
             lines.append(f"  {r['method']:<10} {mse}  {st}")
         lines += self._party_lines()
         if c.get("skipped_without_prior"):
