@@ -8,8 +8,17 @@ S_F. Two numbers bound what *any* adversary can guarantee about that record:
   ``auto``), otherwise bounded above by rcc1's certified radius and below by half the
   widest feature range (two points of S_F are that far apart);
 * the **feature ranges** [min x_i, max x_i] over S_F (docs/theory.md §6.6): a feature whose
-  range is narrower than tau of its side is *pinned*, disclosed to within tau whatever
-  the estimator.
+  range is at most tau of its side *beyond what the release's own noise leaves* is
+  *pinned*, disclosed to within tau whatever the estimator. The noise's part is
+  ``noise_j = sum_i |A^+_{ji}| min(U_i - L_i, sum_k |A_ik|)``: the width of x_j's range over
+  the interval rows alone when the rows determine x_j, each row's width capped at the row's
+  span over the unit box (a row wider than that constrains nothing). By the triangle
+  inequality it bounds that width above; it is the width itself (a linear program's closed
+  form) when the rows are independent and determine x_j (a square invertible A, an identity or
+  ovr model with W_pas of full row rank). With dependent rows (softmax's class pairs) it can
+  exceed it: the audit then errs toward calling a feature pinned, the cautious side for a
+  privacy audit. Exact scores leave 0, so the rule is ``width <= tau`` there; float32
+  embeddings leave about 1e-6, which no range can beat.
 
 Radii are reported per feature, r*/sqrt(d), on the same scale as the per-feature RMSE.
 """
@@ -41,6 +50,22 @@ class Exposure:
     exact: np.ndarray
     lower: np.ndarray
     upper: np.ndarray
+    noise: np.ndarray | None = None
+    range_error: np.ndarray | None = None
+    feas_tol: float = 1e-9
+
+    def pinned(self, tau: float) -> np.ndarray:
+        """(N, d) booleans: the feature's range is at most ``tau`` (of the unit side) plus the
+        width the release's noise leaves (``noise``; module docstring). The ranges are widened
+        by their forward error (``range_error``, per record, on each end: twice on the width)
+        and solved to a relative feasibility tolerance ``feas_tol``, so the noise's part is
+        allowed ``(1 + feas_tol)`` of itself, and 1e-12 for rounding. False where a range is
+        unknown."""
+        width = self.upper - self.lower
+        floor = 0.0 if self.noise is None else self.noise * (1.0 + self.feas_tol)
+        err = 0.0 if self.range_error is None else 2.0 * np.nan_to_num(self.range_error, nan=0.0)[:, None]
+        with np.errstate(invalid="ignore"):
+            return np.isfinite(width) & (width <= tau + floor + err + 1e-12)
 
 
 def exposure(model: VFLModel, B: np.ndarray | None, valid: np.ndarray, system: Any = None) -> Exposure:
@@ -73,9 +98,14 @@ def exposure(model: VFLModel, B: np.ndarray | None, valid: np.ndarray, system: A
     up, low = np.full(N, np.nan), np.full(N, np.nan)
     lo_r, hi_r = np.full((N, d), np.nan), np.full((N, d), np.nan)
     exact = np.zeros(N, dtype=bool)
+    noise, range_error = np.zeros((N, d)), np.zeros(N)
+    if valid.any() and system is not None:
+        noise[valid] = noise_widths(sl, system.L[valid], system.U[valid])
     if valid.any():
         ranges = ask(sl.feature_ranges)
         lo_r[valid], hi_r[valid] = ranges.lower, ranges.upper
+        if ranges.forward_error is not None:
+            range_error[valid] = ranges.forward_error
         rad = ask(sl.centers, method="auto")
         half_width = 0.5 * np.nanmax(ranges.widths, axis=1, initial=0.0)
         lower = np.fmax(np.nan_to_num(rad.extras["radius_lower"], nan=0.0), half_width)
@@ -84,7 +114,18 @@ def exposure(model: VFLModel, B: np.ndarray | None, valid: np.ndarray, system: A
         up[valid] = up_v / np.sqrt(d)
         low[valid] = np.where(ok, np.minimum(lower, up_v), np.nan) / np.sqrt(d)
         exact[valid] = ok & (np.asarray(rad.extras["method"]) == "exact")
-    return Exposure(up, low, exact, lo_r, hi_r)
+    return Exposure(up, low, exact, lo_r, hi_r, noise, range_error, float(sl.feas_tol))
+
+
+def noise_widths(sl: cc.BoxSlice, L: np.ndarray, U: np.ndarray) -> np.ndarray:
+    """(N, d): the width the interval rows' own noise leaves on each feature (module docstring),
+    ``sum_i |A^+_{ji}| min(U_i - L_i, span_i)``, span_i the row's range over the box."""
+    A = np.asarray(sl.A, dtype=float)
+    side = float(np.max(np.asarray(sl.hi, dtype=float) - np.asarray(sl.lo, dtype=float)))
+    span = np.abs(A).sum(axis=1) * side
+    with np.errstate(invalid="ignore"):
+        w = np.fmin(np.where(np.isfinite(U - L), U - L, np.inf), span)
+    return np.nan_to_num(w, nan=0.0) @ np.abs(np.asarray(sl.A_pinv, dtype=float)).T
 
 
 def privacy_summary(X: np.ndarray, reconstructions: dict, rows: np.ndarray, prior_mse: float,
@@ -112,6 +153,7 @@ def privacy_summary(X: np.ndarray, reconstructions: dict, rows: np.ndarray, prio
     q = [0.0, 0.1, 0.5, 0.9, 1.0]
     width = expo.upper - expo.lower
     ranged = np.all(np.isfinite(width), axis=1)
+    pinned = expo.pinned(tau)
     return {
         "prior_mse": float(prior_mse),
         "best_attack": best,
@@ -125,7 +167,8 @@ def privacy_summary(X: np.ndarray, reconstructions: dict, rows: np.ndarray, prio
                    "threshold": float(threshold),
                    "below_threshold": float(np.mean(r_up <= threshold)) if r_up.size else float("nan")},
         "tau": float(tau),
-        "pinned": (np.mean(width[ranged] <= tau + 1e-12, axis=0) if ranged.any() else np.full(d, np.nan)).tolist(),
+        "pinned": (np.mean(pinned[ranged], axis=0) if ranged.any() else np.full(d, np.nan)).tolist(),
+        "noise_width": float(np.median(expo.noise[ranged])) if expo.noise is not None and ranged.any() else 0.0,
         "width": (np.mean(width[ranged], axis=0) if ranged.any() else np.full(d, np.nan)).tolist(),
     }
 
@@ -198,7 +241,7 @@ def party_summary(model: VFLModel, X: np.ndarray, reconstructions: dict, rows: n
         if expo is not None:
             width = (expo.upper - expo.lower)[:, cols]
             ranged = np.all(np.isfinite(width), axis=1)
-            entry["pinned"] = float(np.mean(width[ranged] <= tau + 1e-12)) if ranged.any() else float("nan")
+            entry["pinned"] = float(np.mean(expo.pinned(tau)[:, cols][ranged])) if ranged.any() else float("nan")
         out[name] = entry
     return out, arrays
 

@@ -219,7 +219,7 @@ def _audit_record(dataset, sc, prior, methods, method_options, bar, t0, exposure
     pinned_rows = None
     if exposure:
         width = expo.upper - expo.lower
-        pinned_rows = np.where(np.all(np.isfinite(width), axis=1), np.mean(width <= tau + 1e-12, axis=1), np.nan)
+        pinned_rows = np.where(np.all(np.isfinite(width), axis=1), np.mean(expo.pinned(tau), axis=1), np.nan)
     replicates = audit_replicates(X, res.reconstructions, rows, prior.mean if exposure else None,
                                   privacy.get("best_attack"), expo.radius_upper if exposure else None, pinned_rows,
                                   float(radius_threshold), resamples=RESAMPLES, seed=sc.seed)

@@ -70,6 +70,7 @@ class AuditReport(Report, kind="audit", csv_name="mse.csv"):
                     "exact_share": _mean([x["radius"]["exact_share"] for x in p]),
                     "below_threshold": _mean([x["radius"]["below_threshold"] for x in p]),
                     "threshold": p[0]["radius"]["threshold"], "tau": p[0]["tau"],
+                    "noise_width": _mean([x.get("noise_width", 0.0) for x in p]),
                     "pinned_top": [[c, float(v)] for v, c in sorted(zip(pinned, r0.passive_columns),
                                                                      key=lambda t: -t[0])[:5]],
                     "pinned_share": _mean([float(np.nanmean(np.asarray(x["pinned"], dtype=float))) for x in p]),
@@ -128,7 +129,10 @@ class AuditReport(Report, kind="audit", csv_name="mse.csv"):
                         f"({level:.0%} interval {_fmt_ci(*ci.get('radius_median', [np.nan, np.nan]))}; p10 {e['p10']:.4f}, "
                         f"p90 {e['p90']:.4f}; exact on {e['exact_share']:.0%} of records); {e['below_threshold']:.1%} "
                         f"of records have r* <= {e['threshold']:g} ({_fmt_ci(*ci.get('below_threshold', [np.nan] * 2), pct=True)})",
-                        f"  features pinned within {e['tau']:.0%} of their range: {e['pinned_share']:.1%} of a record's "
+                        f"  features pinned within {e['tau']:.0%} of their range"
+                        + (f" beyond the release's own noise (median {e['noise_width']:.1e})"
+                           if e.get("noise_width", 0.0) > 0 else "")
+                        + f": {e['pinned_share']:.1%} of a record's "
                         f"features on average ({_fmt_ci(*ci.get('pinned', [np.nan] * 2), pct=True)}); most pinned: "
                         + ", ".join(f"col {c}: {v:.1%}" for c, v in e["pinned_top"])]
             for row in g.get("parties", []):
