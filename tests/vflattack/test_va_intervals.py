@@ -83,3 +83,46 @@ def test_intervals_in_every_report_format(tmp_path):
     with open(tmp_path / "out" / "privacy.csv") as fh:
         assert {"leakage_lo", "leakage_hi", "ci_level", "ci_resamples"} <= set(next(csv.reader(fh)))
     assert "mse_lo" in (tmp_path / "out" / "report.html").read_text()
+
+
+def _poisson_interval(n, seed, parts=4):
+    """The log audit's interval (a Poisson bootstrap summed over ``parts`` partitions, each
+    seeded by its first row) of the same closed-form audit of n records."""
+    from vflattack.audit.intervals import LOG_RESAMPLES, poisson_replicates, poisson_sums
+
+    X = np.random.default_rng(seed).random((n, 2))
+    res = va.whitebox_attack(MODEL, MODEL.predict_proba(None, X), None, methods=("exact",))
+    per = np.mean((res.reconstructions["exact"] - X) ** 2, axis=1)
+    cuts = np.array_split(np.arange(n), parts)
+    sums = [poisson_sums({"mse": per[c]}, resamples=LOG_RESAMPLES, seed=(seed, int(c[0]))) for c in cuts]
+    return interval(poisson_replicates(sums, "mse"), 0.95)
+
+
+def test_the_log_audits_poisson_bootstrap_covers_the_true_mse():
+    """The same bar as the records' bootstrap: at least 90 % of 200 repetitions at a nominal 95 %."""
+    covered = sum(lo <= TRUE_MSE <= hi for lo, hi in (_poisson_interval(100, rep) for rep in range(200)))
+    assert covered >= 180, covered
+    widths = {n: np.mean([np.diff(_poisson_interval(n, s))[0] for s in range(5)]) for n in (100, 400)}
+    assert widths[400] < 0.65 * widths[100], widths
+
+
+def test_the_log_audit_reports_intervals_in_text_json_and_csv(tmp_path):
+    X = np.random.default_rng(5).random((300, 2))
+    preds, passive = va.audit.write_log(MODEL, np.zeros((300, 0)), X, tmp_path / "logs")
+    rep = va.audit_log(MODEL, preds, tmp_path / "rep", passive_log=passive, methods=("exact",))
+    rec = rep.records[0]
+    lo, hi = rec["mse_ci"]
+    assert lo < rec["mse"] < hi
+    # about the normal interval's width, 2 x 1.96 sd / sqrt(n), to the percentile interval's
+    # Monte Carlo error at 400 replicates and the sd's own sampling error (25 % covers both)
+    res = va.whitebox_attack(MODEL, MODEL.predict_proba(None, X), None, methods=("exact",))
+    per = np.mean((res.reconstructions["exact"] - X) ** 2, axis=1)
+    normal = 2 * 1.96 * per.std(ddof=1) / np.sqrt(per.size)
+    assert (hi - lo) == pytest.approx(normal, rel=0.25)
+    assert "intervals: 95%, Poisson bootstrap" in rep.table()
+    doc = json.loads((tmp_path / "rep" / "report.json").read_text())
+    assert doc["records"][0]["mse_ci"] == [lo, hi] and doc["config"]["intervals"]["resamples"] == 400
+    with open(tmp_path / "rep" / "mse.csv") as fh:
+        row = next(csv.DictReader(fh))
+    assert float(row["mse_ci_lo"]) == lo and float(row["mse_ci_hi"]) == hi
+    assert "mse_ci_lo" in (tmp_path / "rep" / "report.html").read_text()

@@ -48,6 +48,7 @@ from ..attacks import BASELINES, DEFAULT_METHODS, PRIOR_METHODS, Prior, whitebox
 from ..attacks.known_input import infer_decimals
 from ..model import VFLModel
 from ..release import Release, fitting_kinds, verdict_line
+from .intervals import LEVEL, LOG_RESAMPLES, LOG_SEED, interval, poisson_replicates, poisson_sums
 from .logfiles import BLOCK_ROWS, Part, columns_of, partitions, passive_rows, read_part
 from .protocol import Result
 
@@ -70,7 +71,8 @@ def write_log(model: VFLModel, Y: Any, X: Any, directory: Any, *, ids: Any = Non
     _, dd, pd = _dask()
     out = pathlib.Path(directory)
     out.mkdir(parents=True, exist_ok=True)
-    Y, X = np.asarray(Y, dtype=float), np.asarray(X, dtype=float)
+    X = np.asarray(X, dtype=float)
+    Y = np.zeros((X.shape[0], 0)) if Y is None and model.n_active == 0 else np.asarray(Y, dtype=float)
     ids = np.arange(X.shape[0]) if ids is None else np.asarray(ids)
     if (release is not None and not release.exact) or model.link != "softmax":   # a link model: its outputs
         release = release if release is not None else Release()
@@ -165,10 +167,14 @@ def _attack_read_partition(part, model, methods, prior, method_options, part_pat
         summary["scored"] = int(rows.sum())
         summary["sq"] = {m: np.sum((res.reconstructions[m][rows] - X[rows]) ** 2, axis=0) for m in methods}
         cols = list(model.binary_columns)
+        per_row = {f"mse:{m}": np.mean((res.reconstructions[m][rows] - X[rows]) ** 2, axis=1) for m in methods}
         if cols:   # rows whose 0/1 features rounding reads off the center exactly (VFLModel.binary_reading)
-            summary["binary_exact"] = {
-                m: int(np.sum(np.all(model.binary_reading(res.reconstructions[m][rows])[:, cols] == X[rows][:, cols],
-                                     axis=1))) for m in methods}
+            hits = {m: np.all(model.binary_reading(res.reconstructions[m][rows])[:, cols] == X[rows][:, cols], axis=1)
+                    for m in methods}
+            summary["binary_exact"] = {m: int(np.sum(h)) for m, h in hits.items()}
+            per_row.update({f"binary:{m}": h.astype(float) for m, h in hits.items()})
+        # this partition's share of the Poisson bootstrap over the log's records (audit.intervals)
+        summary["boot"] = poisson_sums(per_row, resamples=LOG_RESAMPLES, seed=(LOG_SEED, int(part.start)))
     return summary
 
 
@@ -383,13 +389,20 @@ def _result(summaries, methods, model, log, passive_log, n_parts) -> Result:
             sq = np.sum([s["sq"][m] for s in summaries], axis=0)
             rec.update(rows_scored=n, mse=float(np.sum(sq) / (n * model.n_passive)) if n else float("nan"),
                        mse_per_feature=(sq / n).tolist() if n else None)
+            boots = [s.get("boot") for s in summaries]
+            rec["mse_ci"] = interval(poisson_replicates(boots, f"mse:{m}"), LEVEL)
             if model.binary_columns:
                 hit = sum(s.get("binary_exact", {}).get(m, 0) for s in summaries)
                 rec["binary_exact_share"] = hit / n if n else float("nan")
+                rec["binary_exact_ci"] = interval(poisson_replicates(boots, f"binary:{m}"), LEVEL)
         records.append(rec)
     config = {"log": str(log), "passive_log": None if passive_log is None else str(passive_log), "rows": rows,
               "partitions": n_parts, "n_passive": model.n_passive, "n_classes": model.n_classes,
               "methods": list(methods), "reconstructions": "reconstructions/part.*.parquet",
               "link": model.link, "parties": {n: list(c) for n, c in zip(model.party_names, model.parties)},
               "onehot": [list(g) for g in model.onehot], "binary": list(model.binary)}
+    if passive_log is not None:
+        config["intervals"] = {"level": LEVEL, "resamples": LOG_RESAMPLES, "seed": LOG_SEED,
+                               "method": "Poisson bootstrap over records (each record weighted Poisson(1) per "
+                                         "replicate; each partition's weights seeded by the seed and its first row)"}
     return Result("log_audit", records, config)

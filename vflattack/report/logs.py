@@ -18,11 +18,18 @@ __all__ = ["LogAuditReport"]
 class LogAuditReport(Report, kind="log_audit", csv_name="mse.csv"):
     """The audit of a prediction log: per method, statuses and (with the passive log) MSE."""
 
-    csv_fields: ClassVar[tuple[str, ...]] = ("method", "mse", "rows_scored", "status", "binary_exact_share")
+    csv_fields: ClassVar[tuple[str, ...]] = ("method", "mse", "mse_ci_lo", "mse_ci_hi", "rows_scored", "status",
+                                             "binary_exact_share", "binary_exact_ci_lo", "binary_exact_ci_hi")
 
     def csv_rows(self) -> list[dict]:
-        return [{"method": r["method"], "mse": r["mse"], "rows_scored": r["rows_scored"],
-                 "status": json.dumps(r["status"]), "binary_exact_share": r.get("binary_exact_share", "")}
+        def ci(r, key, side):
+            v = r.get(key)
+            return v[side] if v else ""
+
+        return [{"method": r["method"], "mse": r["mse"], "mse_ci_lo": ci(r, "mse_ci", 0), "mse_ci_hi": ci(r, "mse_ci", 1),
+                 "rows_scored": r["rows_scored"], "status": json.dumps(r["status"]),
+                 "binary_exact_share": r.get("binary_exact_share", ""),
+                 "binary_exact_ci_lo": ci(r, "binary_exact_ci", 0), "binary_exact_ci_hi": ci(r, "binary_exact_ci", 1)}
                 for r in self.records]
 
     def table(self) -> str:
@@ -54,17 +61,28 @@ class LogAuditReport(Report, kind="log_audit", csv_name="mse.csv"):
                          f"every set), {len(binary)} further binary column(s)"
                          + ("; 'exact 0/1' is the share of rows whose 0/1 features rounding reads off the "
                             "reconstruction exactly" if read else ""))
-        lines.append(f"  {'method':<10} {'MSE':>10}" + (f" {'MSE, units':>12}" if units else "")
-                     + (f" {'exact 0/1':>9}" if read else "") + "  status")
+        iv = c.get("intervals")
+        if iv:
+            lines.append(f"  intervals: {iv['level']:.0%}, {iv['method']}, {iv['resamples']} replicates, seed "
+                         f"{iv['seed']}")
+        lines.append(f"  {'method':<10} {'MSE':>10}" + (f" {'interval':>21}" if iv else "")
+                     + (f" {'MSE, units':>12}" if units else "")
+                     + (f" {'exact 0/1':>9}" + (f" {'interval':>16}" if iv else "") if read else "") + "  status")
         for r in self.records:
             st = ", ".join(f"{k}:{v}" for k, v in r["status"].items())
             mse = f"{r['mse']:>10.5f}" if r["mse"] is not None and np.isfinite(r["mse"]) else f"{'—':>10}"
+            if iv:
+                lo, hi = r.get("mse_ci") or [float("nan")] * 2
+                mse += f" {f'[{lo:.5f}, {hi:.5f}]':>21}" if np.isfinite(lo) and np.isfinite(hi) else f" {'—':>21}"
             if units:
                 du = r.get("mse_data_units")
                 mse += f" {du:>12.5g}" if du is not None and np.isfinite(du) else f" {'—':>12}"
             if read:
                 share = r.get("binary_exact_share")
                 mse += f" {share:>9.1%}" if share is not None and np.isfinite(share) else f" {'—':>9}"
+                if iv:
+                    blo, bhi = r.get("binary_exact_ci") or [float("nan")] * 2
+                    mse += f" {f'[{blo:.1%}, {bhi:.1%}]':>16}" if np.isfinite(blo) and np.isfinite(bhi) else f" {'—':>16}"
             lines.append(f"  {r['method']:<10} {mse}  {st}")
         lines += self._party_lines()
         if c.get("skipped_without_prior"):
