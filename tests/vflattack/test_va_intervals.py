@@ -114,14 +114,14 @@ def test_the_log_audit_reports_intervals_in_text_json_and_csv(tmp_path):
     lo, hi = rec["mse_ci"]
     assert lo < rec["mse"] < hi
     # about the normal interval's width, 2 x 1.96 sd / sqrt(n), to the percentile interval's
-    # Monte Carlo error at 400 replicates and the sd's own sampling error (25 % covers both)
+    # Monte Carlo error at 200 replicates and the sd's own sampling error (25 % covers both)
     res = va.whitebox_attack(MODEL, MODEL.predict_proba(None, X), None, methods=("exact",))
     per = np.mean((res.reconstructions["exact"] - X) ** 2, axis=1)
     normal = 2 * 1.96 * per.std(ddof=1) / np.sqrt(per.size)
     assert (hi - lo) == pytest.approx(normal, rel=0.25)
     assert "intervals: 95%, Poisson bootstrap" in rep.table()
     doc = json.loads((tmp_path / "rep" / "report.json").read_text())
-    assert doc["records"][0]["mse_ci"] == [lo, hi] and doc["config"]["intervals"]["resamples"] == 400
+    assert doc["records"][0]["mse_ci"] == [lo, hi] and doc["config"]["intervals"]["resamples"] == 200
     with open(tmp_path / "rep" / "mse.csv") as fh:
         row = next(csv.DictReader(fh))
     assert float(row["mse_ci_lo"]) == lo and float(row["mse_ci_hi"]) == hi

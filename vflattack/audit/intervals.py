@@ -27,8 +27,28 @@ __all__ = ["LEVEL", "LOG_RESAMPLES", "RESAMPLES", "bootstrap", "combine_groups",
 
 LEVEL = 0.95
 RESAMPLES = 1000
-#: replicates of the log audit's Poisson bootstrap (each partition draws rows x replicates weights)
-LOG_RESAMPLES = 400
+#: replicates of the log audit's Poisson bootstrap (each partition draws rows x replicates weights;
+#: at 200 the interval's ends carry a Monte Carlo error of a few per cent of its width)
+LOG_RESAMPLES = 200
+#: P(Poisson(1) <= k) for k = 0..12 as 32-bit thresholds: a weight is the number of thresholds a
+#: uniform 32-bit integer reaches (inverse CDF; P(Poisson(1) > 13) = 3e-12 is cut to 13)
+_POISSON_THRESHOLDS = None
+
+
+def _poisson_weights(rng: np.random.Generator, shape: tuple) -> np.ndarray:
+    """Poisson(1) draws by the inverse CDF on 32-bit integers: 3 times faster than
+    ``Generator.poisson`` (0.26 s for 1e7 draws here), which would cost more than the attack."""
+    global _POISSON_THRESHOLDS
+    if _POISSON_THRESHOLDS is None:
+        import math
+
+        cdf = np.cumsum([math.exp(-1.0) / math.factorial(k) for k in range(13)])
+        _POISSON_THRESHOLDS = np.minimum(np.round(cdf * 2.0 ** 32), 2.0 ** 32 - 1).astype(np.uint32)
+    u = rng.integers(0, 2 ** 32, size=shape, dtype=np.uint32)
+    w = np.zeros(shape, dtype=np.uint8)
+    for t in _POISSON_THRESHOLDS:
+        w += u >= t
+    return w
 #: the log audit's bootstrap seed (with each partition's first row: the same log gives the same interval)
 LOG_SEED = 20241205
 _CHUNK = 1 << 22      # indices drawn per chunk of replicates (memory: 8 bytes each)
@@ -88,7 +108,7 @@ def poisson_sums(values: dict, *, resamples: int = LOG_RESAMPLES, seed: Any = 0)
     V = np.column_stack([np.asarray(values[k], dtype=float) for k in names])
     step = max(1, _CHUNK // max(int(resamples), 1))
     for start in range(0, n, step):       # rows in chunks: memory rows x replicates, bounded
-        w = rng.poisson(1.0, size=(min(step, n - start), int(resamples))).astype(float)
+        w = _poisson_weights(rng, (min(step, n - start), int(resamples))).astype(float)
         out["weight"] += w.sum(axis=0)
         sums = w.T @ V[start:start + w.shape[0]]
         for j, k in enumerate(names):
