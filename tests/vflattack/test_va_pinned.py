@@ -1,6 +1,6 @@
-""""Pinned" is judged against the release's own noise (vflattack.audit.privacy, module docstring):
-a feature is pinned when its range is at most tau of its side plus the width the interval rows'
-noise alone leaves, noise_j = sum_i |A^+_ji| min(U_i - L_i, span_i).
+""""Pinned" is judged against the deployment's own rounding (vflattack.audit.privacy, module
+docstring): with exactly published values, a feature is pinned when its range is at most tau of
+its side plus the width the rounding alone leaves, noise_j = sum_i |A^+_ji| min(U_i - L_i, span_i).
 
 The reference for noise_j is a linear program solved by SciPy's HiGHS (the range of x_j over
 {x in R^d : L <= A x <= U}, no box), independent of the closed form and of chebcenter's ranges."""
@@ -26,7 +26,7 @@ def _float32_client(d, k, N=40, seed=0):
 
 def test_the_noise_width_is_the_linear_programs_range_when_a_is_square():
     m, X, sb = _float32_client(4, 4)
-    e = exposure(m, None, sb.valid, system=sb)
+    e = exposure(m, None, sb.valid, system=sb, rounding_only=True)
     A = m.row_matrix
     for n in range(3):
         for j in range(4):
@@ -47,13 +47,18 @@ def test_the_noise_width_is_the_linear_programs_range_when_a_is_square():
 
 def test_a_free_direction_is_not_pinned_and_exact_scores_leave_no_noise():
     m, X, sb = _float32_client(5, 4)
-    e = exposure(m, None, sb.valid, system=sb)
+    e = exposure(m, None, sb.valid, system=sb, rounding_only=True)
     assert not e.pinned(0.0).any() and e.pinned(1.0).all()
     rng = np.random.default_rng(1)
     sm = va.VFLModel(np.zeros((3, 0)), rng.standard_normal((3, 4)), np.zeros(3))
     Xs = rng.random((30, 4))
     from vflattack.system import scores_to_system
 
+    # a deliberate release is the protection measured, not a floor: rounded scores keep width <= tau
+    rel = va.Release("round", 2)
+    sr = release_to_bounds(sm, rel.publish(sm, None, Xs), None, rel)
+    er = exposure(sm, None, sr.valid, system=sr)
+    assert np.all(er.noise == 0)
     lin = scores_to_system(sm, sm.predict_proba(None, Xs), None)
     es = exposure(sm, np.nan_to_num(lin.B), lin.valid)
     assert np.all(es.noise == 0)
@@ -70,4 +75,4 @@ def test_the_audit_reports_pinned_beyond_the_noise():
     assert rec.rank == 3 and np.allclose(rec.privacy["pinned"], 1.0)
     # float32's relative rounding (6e-8) of logits of size ~10, amplified by |A^+|: a small share of a range
     assert 0 < rec.privacy["noise_width"] < 1e-2
-    assert "beyond the release's own noise" in render(res).table()
+    assert "beyond the deployment's rounding" in render(res).table()

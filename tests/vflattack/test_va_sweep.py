@@ -78,3 +78,25 @@ def test_release_with_other_threat_models_is_refused_not_ignored(capsys):
     assert main(["audit", "--dataset", "wine", "--passive", "3", "--attacks", "whitebox", "blackbox", "--release",
                  "round:2", "--no-progress"]) == 2
     assert "--release applies to the white-box audit" in capsys.readouterr().err
+
+
+def test_the_sweep_carries_each_audits_intervals(sweep, tmp_path):
+    """Every row's interval is its audit's (combined over the two seeds), in the table, the JSON,
+    the CSV and the HTML; the verdict calls a release quiet when its leakage interval reaches 0."""
+    from vflattack.report import render
+
+    rep = render(sweep)
+    rows = rep.summary()
+    for row, part in zip(rows, sweep.parts):
+        g = part.records[0].intervals["group"]
+        assert [row["leakage_lo"], row["leakage_hi"]] == g["leakage"]
+        assert row["leakage_lo"] <= row["leakage"] <= row["leakage_hi"]
+    assert "95% interval" in rep.table()
+    rep.write_into(tmp_path)
+    with open(tmp_path / "sweep.csv") as fh:
+        got = list(csv.DictReader(fh))
+    assert [float(r["leakage_lo"]) for r in got] == [r["leakage_lo"] for r in rows]
+    assert "leakage_lo" in (tmp_path / "report.html").read_text()
+    fake = [dict(rows[0], release="a", leakage=0.01, prior_mse=1.0, leakage_share=0.01, leakage_lo=-0.001),
+            dict(rows[0], release="b", leakage=0.01, prior_mse=1.0, leakage_share=0.01, leakage_lo=0.002)]
+    assert "a does not leak measurably" in rep.headline(fake)

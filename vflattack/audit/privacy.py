@@ -8,17 +8,21 @@ S_F. Two numbers bound what *any* adversary can guarantee about that record:
   ``auto``), otherwise bounded above by rcc1's certified radius and below by half the
   widest feature range (two points of S_F are that far apart);
 * the **feature ranges** [min x_i, max x_i] over S_F (docs/theory.md §6.6): a feature whose
-  range is at most tau of its side *beyond what the release's own noise leaves* is
-  *pinned*, disclosed to within tau whatever the estimator. The noise's part is
+  range is at most tau of its side *beyond what the deployment's arithmetic leaves* is
+  *pinned*, disclosed to within tau whatever the estimator. When the values are published
+  exactly (no deliberate release), their only noise is the rounding of the deployment's
+  arithmetic (float32 embeddings: about 1e-7 of each value), and the interval rows are that
+  rounding; its part of the range is
   ``noise_j = sum_i |A^+_{ji}| min(U_i - L_i, sum_k |A_ik|)``: the width of x_j's range over
   the interval rows alone when the rows determine x_j, each row's width capped at the row's
-  span over the unit box (a row wider than that constrains nothing). By the triangle
-  inequality it bounds that width above; it is the width itself (a linear program's closed
-  form) when the rows are independent and determine x_j (a square invertible A, an identity or
-  ovr model with W_pas of full row rank). With dependent rows (softmax's class pairs) it can
-  exceed it: the audit then errs toward calling a feature pinned, the cautious side for a
-  privacy audit. Exact scores leave 0, so the rule is ``width <= tau`` there; float32
-  embeddings leave about 1e-6, which no range can beat.
+  span over the unit box. By the triangle inequality it bounds that width above; it is the
+  width itself (a linear program's closed form) when the rows are independent and determine
+  x_j (a square invertible A, an identity or ovr model with W_pas of full row rank). With
+  dependent rows it can exceed it: the audit then errs toward calling a feature pinned, the
+  cautious side for a privacy audit. Rows that are the hull of a union (a link that turns) are
+  not rounding and add nothing. A deliberate release (rounding to decimals, labels, noise) is
+  the protection being measured, not a floor: its pinned rule stays ``width <= tau``, as it is
+  for exact softmax scores (float64: no floor worth the name).
 
 Radii are reported per feature, r*/sqrt(d), on the same scale as the per-feature RMSE.
 """
@@ -68,13 +72,17 @@ class Exposure:
             return np.isfinite(width) & (width <= tau + floor + err + 1e-12)
 
 
-def exposure(model: VFLModel, B: np.ndarray | None, valid: np.ndarray, system: Any = None) -> Exposure:
+def exposure(model: VFLModel, B: np.ndarray | None, valid: np.ndarray, system: Any = None, *,
+             rounding_only: bool = False) -> Exposure:
     """Minimax radii and feature ranges of the rows ``B[valid]`` of ``A x = b'`` (A = J W_pas),
     or, with ``system`` a :class:`vflattack.release.BoundedSystem` (a release that is not
     exact; B None), of its sets ``L <= A x <= U``.
 
     ``radius_upper`` is r*/sqrt(d) (exact where enumeration is cheap, else rcc1's bound);
     ``radius_lower`` is the larger of exact's dual bound and ``max_i (u_i - l_i) / 2``.
+    ``rounding_only``: the interval rows are the deployment's rounding of exactly published
+    values (no deliberate release), so their width is the floor of the pinned rule (module
+    docstring); otherwise the floor is 0.
 
     Examples
     --------
@@ -99,8 +107,9 @@ def exposure(model: VFLModel, B: np.ndarray | None, valid: np.ndarray, system: A
     lo_r, hi_r = np.full((N, d), np.nan), np.full((N, d), np.nan)
     exact = np.zeros(N, dtype=bool)
     noise, range_error = np.zeros((N, d)), np.zeros(N)
-    if valid.any() and system is not None:
-        noise[valid] = noise_widths(sl, system.L[valid], system.U[valid])
+    if valid.any() and system is not None and rounding_only:
+        U = system.U if system.outer is None else np.where(system.outer, system.L, system.U)   # hulls: no floor
+        noise[valid] = noise_widths(sl, system.L[valid], U[valid])
     if valid.any():
         ranges = ask(sl.feature_ranges)
         lo_r[valid], hi_r[valid] = ranges.lower, ranges.upper

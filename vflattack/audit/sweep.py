@@ -11,7 +11,7 @@ of pinned features. Every one of them comes from the audit record; nothing is re
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -57,6 +57,9 @@ class SweepRecord:
     pinned_share: float
     #: the share of predictions whose published top class is the exact scores' (AuditRecord.agreement)
     agreement: float = 1.0
+    #: the 95 % intervals of the audit's headlines over its seeds and records (AuditRecord.intervals
+    #: ["group"]: {"leakage": [lo, hi], "mse": {method: [lo, hi]}, ...}; docs/vflattack.md)
+    intervals: dict = field(default_factory=dict)
 
 
 @keyword_only("n_passive", "releases")
@@ -110,4 +113,4 @@ def _sweep_record(rec, rel: Release) -> SweepRecord:
         radius_median=float(p["radius"]["quantiles"]["median"]) if p else float("nan"),
         below_threshold=float(p["radius"]["below_threshold"]) if p else float("nan"),
         pinned_share=float(np.nanmean(pinned)) if np.isfinite(pinned).any() else float("nan"),
-        agreement=float(rec.agreement))
+        agreement=float(rec.agreement), intervals=dict((rec.intervals or {}).get("group", {})))

@@ -130,7 +130,7 @@ class AuditReport(Report, kind="audit", csv_name="mse.csv"):
                         f"p90 {e['p90']:.4f}; exact on {e['exact_share']:.0%} of records); {e['below_threshold']:.1%} "
                         f"of records have r* <= {e['threshold']:g} ({_fmt_ci(*ci.get('below_threshold', [np.nan] * 2), pct=True)})",
                         f"  features pinned within {e['tau']:.0%} of their range"
-                        + (f" beyond the release's own noise (median {e['noise_width']:.1e})"
+                        + (f" beyond the deployment's rounding (median {e['noise_width']:.1e})"
                            if e.get("noise_width", 0.0) > 0 else "")
                         + f": {e['pinned_share']:.1%} of a record's "
                         f"features on average ({_fmt_ci(*ci.get('pinned', [np.nan] * 2), pct=True)}); most pinned: "

@@ -27,7 +27,9 @@ class SweepReport(Report, kind="release_sweep", json_name="sweep.json", csv_name
     csv_fields: ClassVar[tuple[str, ...]] = ("dataset", "n_passive", "release", "decimals", "seeds", "best_attack",
                                              "best_mse", "naive_mse", "naive_rows", "prior_mse", "leakage",
                                              "leakage_share", "radius_median", "below_threshold", "pinned_share", "agreement",
-                                             "attacked", "n_predictions")
+                                             "attacked", "n_predictions", "best_mse_lo", "best_mse_hi", "leakage_lo",
+                                             "leakage_hi", "radius_median_lo", "radius_median_hi", "below_threshold_lo",
+                                             "below_threshold_hi", "pinned_lo", "pinned_hi", "level")
 
     def summary(self) -> list[dict]:
         """Per (dataset, d, release), in the sweep's order: the mean over seeds of each number."""
@@ -46,6 +48,16 @@ class SweepReport(Report, kind="release_sweep", json_name="sweep.json", csv_name
             for key in ("naive_rows", "attacked", "n_predictions"):
                 row[key] = int(sum(getattr(r, key) for r in recs))
             row["leakage_share"] = row["leakage"] / row["prior_mse"] if row["prior_mse"] > 0 else float("nan")
+            # the audit's intervals over the group's seeds and records (the same on every seed's record)
+            iv = recs[0].intervals or {}
+            best = row["best_attack"]
+            pairs = {"best_mse": (iv.get("mse") or {}).get(best) if best and "," not in best else None,
+                     "leakage": iv.get("leakage"), "radius_median": iv.get("radius_median"),
+                     "below_threshold": iv.get("below_threshold"), "pinned": iv.get("pinned")}
+            for key, v in pairs.items():
+                lo, hi = (v if isinstance(v, (list, tuple)) and len(v) == 2 else (float("nan"), float("nan")))
+                row[f"{key}_lo"], row[f"{key}_hi"] = float(lo), float(hi)
+            row["level"] = 0.95 if iv else float("nan")
             rows.append(row)
         return rows
 
@@ -58,12 +70,17 @@ class SweepReport(Report, kind="release_sweep", json_name="sweep.json", csv_name
             blocks.append(f"\n{key[0]}, d = {key[1]}: precision sweep ({rows[0]['seeds']} seed(s); MSE per feature; "
                           "r* is the certified radius / sqrt(d))")
             blocks.append(f"  {'release':<14} {'best attack':>12} {'MSE':>9} {'naive MSE':>10} {'naive rows':>11} "
-                          f"{'prior MSE':>10} {'leakage':>9} {'median r*':>10} {'pinned':>7} {'top kept':>8}")
+                          f"{'prior MSE':>10} {'leakage':>9} {'95% interval':>22} {'median r*':>10} {'pinned':>7} "
+                          f"{'top kept':>8}")
             for s in rows:
+                lo, hi = s.get("leakage_lo", np.nan), s.get("leakage_hi", np.nan)
+                ci = f"[{lo:+.5f}, {hi:+.5f}]" if np.isfinite(lo) and np.isfinite(hi) else "—"
                 blocks.append(f"  {s['release']:<14} {s['best_attack'] or '-':>12} {s['best_mse']:>9.5f} "
                               f"{s['naive_mse']:>10.5f} {s['naive_rows']:>5}/{s['n_predictions']:<5} "
-                              f"{s['prior_mse']:>10.5f} {s['leakage']:>+9.5f} {s['radius_median']:>10.4f} "
+                              f"{s['prior_mse']:>10.5f} {s['leakage']:>+9.5f} {ci:>22} {s['radius_median']:>10.4f} "
                               f"{s['pinned_share']:>7.1%} {s['agreement']:>8.1%}")
+            blocks.append("  (95% intervals: percentile bootstrap over records and seeds; each release's audit "
+                          "report has every headline's)")
         return "\n".join(out + blocks)
 
     @staticmethod
@@ -75,11 +92,17 @@ class SweepReport(Report, kind="release_sweep", json_name="sweep.json", csv_name
                  f"{', '.join(s['release'] for s in rows)}")
         if not all(np.isfinite(s["leakage"]) for s in (first, last)):
             return f"{where}: no score-based attack ran on some release, so leakage beyond the prior is not measured."
-        # a leakage below half a percent of the prior's MSE prints as 0%: not called a leak
-        quiet = [s["release"] for s in rows if not (np.isfinite(s["leakage_share"]) and s["leakage_share"] >= 0.005)]
+        # a release leaks when its leakage's interval lies above 0 and the leakage is at least half a
+        # percent of the prior's MSE (below that it prints as 0%); without an interval, the latter alone
+        def leaks(s):
+            big = np.isfinite(s["leakage_share"]) and s["leakage_share"] >= 0.005
+            lo = s.get("leakage_lo", np.nan)
+            return big and (lo > 0 if np.isfinite(lo) else True)
+
+        quiet = [s["release"] for s in rows if not leaks(s)]
         verdict = ("every release audited leaks beyond the prior" if not quiet
                    else f"{', '.join(quiet)} {'does' if len(quiet) == 1 else 'do'} not leak measurably beyond the "
-                        "prior (under 0.5% of its MSE)")
+                        "prior (the 95% interval of the leakage reaches 0, or it is under 0.5% of the prior's MSE)")
         return (f"{where}: the best attack's MSE is {_below(first)} the prior alone ({first['prior_mse']:.5f}) on "
                 f"{first['release']} and {_below(last)} it on {last['release']}; {verdict}.")
 
