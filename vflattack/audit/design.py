@@ -18,7 +18,8 @@ Targets (:class:`Target`):
   ranges' bounding box, whose half diagonal bounds r* from above) skip the exact method.
 * ``leakage=eps``: the best prior-aware attack (``prior``, ``gaussian``) has an MSE per
   feature at most eps below the prior mean's. Measured on the records given (it needs their
-  passive features and a prior), not certified.
+  passive features and a prior), not certified; a release meets it when the whole 95 %
+  interval of the leakage (a paired bootstrap over the records) is at most eps.
 * ``pinned=p``: no feature of any record has a range over the release's set of width p or
   less (a share of the box side), from the feature ranges.
 
@@ -145,6 +146,10 @@ class Candidate:
     max_change: float
     leakage: float
     seconds: float
+    #: the leakage's 95 % interval, a bootstrap over the records (paired: each record's prior
+    #: error minus its best prior-aware attack's; vflattack.audit.intervals); NaN if not measured
+    leakage_lo: float = float("nan")
+    leakage_hi: float = float("nan")
 
 
 @dataclass
@@ -336,8 +341,9 @@ def design_release(model: VFLModel, Y: Any, X: Any = None, *, target: Any, score
     if tgt.kind != "leakage" and not leakage_curve:   # the measured leakage of the rows a reader compares
         for c in (_row(curve, release), finer):
             if c is not None:
-                c.leakage = ctx.leakage(per[c.release]["release"], per[c.release]["published"])
-        label.leakage = ctx.leakage(Release("label"), label_rec["published"])
+                c.leakage, c.leakage_lo, c.leakage_hi = ctx.leakage(per[c.release]["release"],
+                                                                    per[c.release]["published"])
+        label.leakage, label.leakage_lo, label.leakage_hi = ctx.leakage(Release("label"), label_rec["published"])
     records = _records(release, finer, per, label_rec, reachable, tgt.kind != "leakage")
     config = dict(kinds=list(kinds), levels=list(levels), sigmas=list(sig), confidence=confidence, records=N,
                   n_passive=model.n_passive, n_classes=model.n_classes, leakage_measured=prior is not None and X is not None,
@@ -525,10 +531,10 @@ class _Context:
         """The curve's row of one release, judged on the records ``reach`` (default: the reachable ones)."""
         reach = self.reachable if reach is None else reach
         pub = rec["published"]
-        leak = float("nan")
+        leak = leak_lo = leak_hi = float("nan")
         if self.target.kind == "leakage" or self.leakage_curve:
             t1 = time.perf_counter()
-            leak = self.leakage(rel, pub)
+            leak, leak_lo, leak_hi = self.leakage(rel, pub)
             seconds += time.perf_counter() - t1
         # a noise release's row refused, or whose set is empty, fell outside its confidence
         # intervals (the certificate's probability excludes it); a deterministic release's fails
@@ -536,8 +542,8 @@ class _Context:
         noisy = rel.entry.noisy
         outside = int(np.sum(~inside)) if noisy else 0
         judged = reach & inside if noisy else reach
-        if self.target.kind == "leakage":
-            meets = bool(np.isfinite(leak) and leak <= self.target.value)
+        if self.target.kind == "leakage":   # the verdict reads the interval: its upper end is at most the target
+            meets = bool(np.isfinite(leak_hi) and leak_hi <= self.target.value)
             certified = failing = refuted = 0
             worst = median = leak
         else:
@@ -559,12 +565,14 @@ class _Context:
         change, largest = float(np.nanmean(moved)), float(np.nanmax(moved))
         param = float("nan") if rel.value is None else float(rel.value)
         return Candidate(rel.spec, rel.kind, param, meets, certified, failing, refuted, outside, worst, median,
-                         agreement, change, largest, leak, seconds)
+                         agreement, change, largest, leak, seconds, leak_lo, leak_hi)
 
-    def leakage(self, rel: Release, pub) -> float:
-        """The prior's MSE minus the best prior-aware attack's, on the rows both reconstructed."""
+    def leakage(self, rel: Release, pub) -> tuple[float, float, float]:
+        """The prior's MSE minus the best prior-aware attack's, on the rows both reconstructed,
+        and its 95 % interval (a paired bootstrap over those records, seeded by 0)."""
+        nan = float("nan")
         if self.X is None or self.prior is None:
-            return float("nan")
+            return nan, nan, nan
         import warnings
 
         from .._errors import UnreadableReleaseWarning
@@ -575,6 +583,15 @@ class _Context:
                                   release=rel)
         mse = res.mse(self.X)
         if not np.isfinite(mse["mean"]):
-            return float("nan")
-        best = min(mse["prior"], mse["gaussian"])
-        return float(mse["mean"] - best) if np.isfinite(best) else float("nan")
+            return nan, nan, nan
+        best_name = min(("prior", "gaussian"), key=lambda m: mse[m] if np.isfinite(mse[m]) else np.inf)
+        best = mse[best_name]
+        if not np.isfinite(best):
+            return nan, nan, nan
+        from .intervals import LEVEL, bootstrap, interval
+
+        rows = res.common_rows()
+        per = (np.mean((res.reconstructions["mean"][rows] - self.X[rows]) ** 2, axis=1)
+               - np.mean((res.reconstructions[best_name][rows] - self.X[rows]) ** 2, axis=1))
+        lo, hi = interval(bootstrap(per, seed=0), LEVEL)
+        return float(mse["mean"] - best), lo, hi
