@@ -289,3 +289,14 @@ def test_pendigits_rounded_to_four_decimals_links_and_breaches_as_at_full_precis
     out = capsys.readouterr().out
     assert "released rounded to 2 decimals" in out and "linked correctly in 2/2 trials" in out
     assert va.verify_report(tmp_path / "ki")
+
+
+@pytest.mark.parametrize("k, n", [(10, 10), (3, 10), (0, 5), (1, 1)])
+def test_the_breach_rate_interval_is_clopper_pearsons(k, n):
+    """Against SciPy's own exact binomial interval (binomtest), a second route to the same numbers."""
+    from scipy.stats import binomtest
+
+    from vflattack.report.known_input import _clopper_pearson
+
+    ref = binomtest(k, n).proportion_ci(confidence_level=0.95, method="exact")
+    assert _clopper_pearson(k, n) == pytest.approx([ref.low, ref.high], abs=1e-12)

@@ -28,9 +28,11 @@ class KnownInputReport(Report, kind="known_input", json_name="known_input.json",
         if self.config["vfl"]:
             return dict(self.records[0])
         rho = np.array([r["rho_best"] for r in self.records], dtype=float)
+        breaches = int(sum(r["breach"] for r in self.records))
         return {"mean_rho_best": float(np.nanmean(rho)) if np.isfinite(rho).any() else float("nan"),
                 "breach_rate": float(np.mean([r["breach"] for r in self.records])),
-                "breaches": int(sum(r["breach"] for r in self.records)),
+                "breaches": breaches,
+                "breach_rate_ci": _clopper_pearson(breaches, len(self.records)),
                 "linked_all": int(sum(r["linked"] == self.config["known"] and r["link_correct"] for r in self.records)),
                 "linked_any": int(sum(r["linked"] > 0 for r in self.records)),
                 "mean_seconds": float(np.mean([r["seconds"] for r in self.records]))}
@@ -59,8 +61,29 @@ class KnownInputReport(Report, kind="known_input", json_name="known_input.json",
                  f"  trial {r['trial']}: linked {r['linked']} ({'correct' if r['link_correct'] else 'WRONG'}), "
                  f"rho(best) = {r['rho_best']:.3f}, realised relative error {r['relative_error']:.4f} "
                  f"({'breach' if r['breach'] else 'no breach'}), {r['seconds']:.3f} s" for r in self.records]
+        lo, hi = s["breach_rate_ci"]
         tail = (f"  all {c['known']} known records linked correctly in {s['linked_all']}/{len(self.records)} trials; "
                 f"mean rho(best) = {s['mean_rho_best']:.3f}, breaches {s['breaches']}/"
-                f"{len(self.records)}, mean time {s['mean_seconds']:.3f} s")
+                f"{len(self.records)} (breach rate 95% interval [{lo:.1%}, {hi:.1%}], Clopper-Pearson over the "
+                f"trials), mean time {s['mean_seconds']:.3f} s")
         notes = sorted({r["rho_note"] for r in self.records if r.get("rho_note")})
         return "\n".join([head, *lines, tail] + [f"  rho is {n}" for n in notes])
+
+
+def _clopper_pearson(k: int, n: int, level: float = 0.95) -> list[float]:
+    """The exact (Clopper-Pearson) interval of a rate of ``k`` in ``n`` trials: the trials are
+    few (a handful), where a bootstrap of 0/1 outcomes would give [0, 0] or [1, 1].
+
+    Examples
+    --------
+    >>> [round(v, 4) for v in _clopper_pearson(10, 10)]
+    [0.6915, 1.0]
+    """
+    from scipy.stats import beta
+
+    if n == 0:
+        return [float("nan"), float("nan")]
+    a = (1.0 - level) / 2.0
+    lo = 0.0 if k == 0 else float(beta.ppf(a, k, n - k + 1))
+    hi = 1.0 if k == n else float(beta.ppf(1.0 - a, k + 1, n - k))
+    return [lo, hi]
