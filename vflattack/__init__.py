@@ -34,7 +34,16 @@ from .attacks import (
     train_adversary_model,
     whitebox_attack,
 )
-from .audit import DesignResult, Result, design_release, run_audit, run_known_input, run_release_sweep, run_threat_audit
+from .audit import (
+    DesignResult,
+    Result,
+    attack_frame,
+    design_release,
+    run_audit,
+    run_known_input,
+    run_release_sweep,
+    run_threat_audit,
+)
 from .audit.privacy import party_radii
 from .model import VFLModel, train_vfl_model
 from .release import Release, release_to_bounds
@@ -73,6 +82,7 @@ __all__ = [
     "adversary_mse",
     "agnostic_attack",
     "agnostic_decomposition",
+    "attack_frame",
     "attacks",
     "audit",
     "audit_log",

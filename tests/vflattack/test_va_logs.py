@@ -75,6 +75,42 @@ def test_log_audit_on_the_cluster_equals_the_in_memory_attack(client, tmp_path):
     assert rep.config["task_seconds"] > 0 and rep.config["warm_seconds"] > 0
 
 
+@pytest.mark.parametrize("spec", ["exact", "round:2"])
+def test_attack_frame_on_each_partition_gives_the_dask_audits_rows(client, tmp_path, spec):
+    """va.attack_frame, the engine-neutral step (Ray's map_batches and Spark's mapInPandas call
+    it), on each partition as the Dask audit cuts the log, as pandas and as a pyarrow Table: the
+    rows the Dask audit wrote for that partition, column for column, bit for bit (the same
+    kernel on the same bytes)."""
+    import pyarrow as pa
+
+    from vflattack.audit.logfiles import partitions, read_part
+
+    model, Y, X = _model_and_data(seed=5, N=120)
+    rel = va.Release.parse(spec)
+    paths = write_log(model, Y, X, tmp_path / "logs", partitions=3, release=None if rel.exact else rel)
+    methods = ("half_star", "exact")
+    audit_log(model, paths[0], tmp_path / "out", methods=methods, client=client,
+              release=None if rel.exact else rel)
+    got = pd.read_parquet(tmp_path / "out" / "reconstructions")
+    parts = partitions(paths[0])
+    assert len(parts) == 3
+    frames = []
+    for i, part in enumerate(parts):
+        batch = read_part(part, list(pd.read_parquet(paths[0]).columns))
+        table = pa.Table.from_pandas(batch, preserve_index=False) if i % 2 else batch
+        frames.append(va.attack_frame(model, table, methods=methods, release=None if rel.exact else rel))
+    mine = pd.concat(frames, ignore_index=True)
+    pd.testing.assert_frame_equal(mine, got.reset_index(drop=True), check_dtype=False, check_exact=True)
+
+
+def test_attack_frame_names_a_missing_column():
+    model, Y, X = _model_and_data(seed=5, N=4)
+    with pytest.raises(cc.InvalidInputError, match=r"frame lacks the log's columns \['y1'"):
+        va.attack_frame(model, pd.DataFrame({"y0": Y[:, 0], **{f"p{j}": 0.25 for j in range(4)}}))
+    with pytest.raises(cc.InvalidInputError, match="frame must be a pandas DataFrame"):
+        va.attack_frame(model, {"y0": [1.0]})
+
+
 @pytest.mark.parametrize("spec", ["exact", "round:2", "label"])
 def test_workers_load_their_kernels_on_a_small_attack_of_the_same_kind(monkeypatch, spec):
     """The warm-up runs the partitions' attack (same model, methods and release) on 4 rows;

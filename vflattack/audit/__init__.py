@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from .design import Candidate, DesignResult, Target, design_release
 from .known_input import perturb, run_known_input
-from .logs import attack_log, read_log, write_log
+from .logs import attack_frame, attack_log, read_log, write_log
 from .privacy import Exposure, exposure, privacy_summary
 from .protocol import PREDICT_FRACTION, Result, Scenario, build_scenario, load_data, resolve_columns, split_columns, split_rows
 from .sweep import DEFAULT_SWEEP, SweepRecord, run_release_sweep
@@ -26,7 +26,7 @@ from .whitebox import AuditRecord, run_audit
 
 __all__ = [
     "AuditRecord", "Candidate", "DEFAULT_SWEEP", "DesignResult", "Exposure", "PREDICT_FRACTION", "Result",
-    "Scenario", "ThreatRecord", "attack_log", "build_scenario", "exposure", "read_log", "load_data",
+    "Scenario", "ThreatRecord", "attack_frame", "attack_log", "build_scenario", "exposure", "read_log", "load_data",
     "perturb", "privacy_summary", "resolve_columns", "run_audit", "run_known_input", "run_release_sweep",
     "run_threat_audit", "split_columns", "split_rows", "SweepRecord", "Target", "design_release", "write_log",
 ]

@@ -52,7 +52,7 @@ from .intervals import LEVEL, LOG_RESAMPLES, LOG_SEED, interval, poisson_replica
 from .logfiles import BLOCK_ROWS, Part, columns_of, partitions, passive_rows, read_part
 from .protocol import Result
 
-__all__ = ["attack_log", "read_log", "write_log"]
+__all__ = ["attack_frame", "attack_log", "read_log", "write_log"]
 
 def _dask():
     from chebcenter import import_dask
@@ -131,15 +131,57 @@ def _attack_partition(part: Part, model, methods, prior, method_options, part_pa
         numba.set_num_threads(before)
 
 
-def _attack_read_partition(part, model, methods, prior, method_options, part_path, columns, passive_log,
-                           passive_cols, release):
+def attack_frame(model: VFLModel, frame: Any, *, methods: Sequence[str] | None = None,
+                 prior: Prior | None = None, method_options: dict | None = None, release: Release | None = None):
+    """The log audit's work on one batch of a prediction log, for any engine: a frame in, a
+    frame out.
+
+    ``frame`` is a pandas DataFrame (or anything with ``to_pandas()``: a pyarrow Table or
+    RecordBatch) holding the log's columns (module docstring: ``id``, ``y0 ..`` and the
+    scores as ``release`` publishes them). Returns a pandas DataFrame, one row per input row
+    in order: ``id`` (when the input has it), ``score_flags`` (0: the scores were used; else
+    :class:`vflattack.ScoreFlag` bits), and for every method its reconstruction
+    ``<method>_x0 ..`` and status ``<method>_status``: exactly the rows the Dask audit writes
+    for the same batch (:func:`attack_log`). ``methods`` defaults to the log audit's (without
+    ``prior``, those that need none); the ``mean`` baseline and the prior-aware attacks need
+    ``prior``. Dask maps it over the log's partitions; docs/vflattack.md has the recipes for
+    Ray Data (``map_batches``) and Spark (``mapInPandas``).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, vflattack as va
+    >>> m = va.VFLModel(np.ones((2, 1)), np.array([[0.0, 0.0], [1.0, 2.0]]), np.zeros(2))
+    >>> y, x = np.array([[0.3]]), np.array([[0.2, 0.4]])
+    >>> p = m.predict_proba(y, x)
+    >>> out = attack_frame(m, pd.DataFrame({"id": [7], "y0": y[:, 0], "p0": p[:, 0], "p1": p[:, 1]}),
+    ...                    methods=("half_star",))
+    >>> list(out.columns), out["half_star_status"].tolist()
+    (['id', 'score_flags', 'half_star_x0', 'half_star_x1', 'half_star_status'], ['OPTIMAL'])
+    """
     import pandas as pd
 
-    df = read_part(part, columns)
-    if passive_cols:
-        df = df.merge(passive_rows(passive_log, df["id"].to_numpy(), passive_cols, part), on="id", how="left")
-    k, d = model.n_classes, model.n_passive
-    S, log = _published(df, k, release)
+    if not isinstance(model, VFLModel):
+        raise InvalidInputError(f"model must be a VFLModel; got {type(model).__name__}")
+    if hasattr(frame, "to_pandas") and not isinstance(frame, pd.DataFrame):
+        frame = frame.to_pandas()
+    if not isinstance(frame, pd.DataFrame):
+        raise InvalidInputError(f"frame must be a pandas DataFrame or a pyarrow Table; got {type(frame).__name__}")
+    if methods is None:
+        methods = tuple(m for m in DEFAULT_METHODS + BASELINES
+                        if prior is not None or not (m == "mean" or m in PRIOR_METHODS))
+    methods = tuple(methods)
+    need = [f"y{j}" for j in range(model.n_active)] + _score_columns(model.n_classes, release, frame.columns)
+    missing = [c for c in need if c not in frame.columns]
+    if missing:
+        raise InvalidInputError(f"frame lacks the log's columns {missing} (module docstring of vflattack.audit.logs)")
+    out, _res, _S, _log = _attack_df(model, frame, methods, prior, method_options, release)
+    return pd.DataFrame(out)
+
+
+def _attack_df(model, df, methods, prior, method_options, release):
+    """``(the output columns, the attack's result, what was published, log_scores)`` of one frame."""
+    d = model.n_passive
+    S, log = _published(df, model.n_classes, release)
     Y = df[[f"y{j}" for j in range(model.n_active)]].to_numpy(float) if model.n_active else None
     with warnings.catch_warnings():   # an unreadable release: the log's report gives the verdict once
         warnings.simplefilter("ignore", UnreadableReleaseWarning)
@@ -148,11 +190,22 @@ def _attack_read_partition(part, model, methods, prior, method_options, part_pat
     out = {"score_flags": res.score_flags.astype(np.int64)}
     if "id" in df:
         out = {"id": df["id"].to_numpy(), **out}
-    counts = res.status_counts()
     for m in methods:
         for j in range(d):
             out[f"{m}_x{j}"] = res.reconstructions[m][:, j]
         out[f"{m}_status"] = res.status_names(m)
+    return out, res, S, log
+
+
+def _attack_read_partition(part, model, methods, prior, method_options, part_path, columns, passive_log,
+                           passive_cols, release):
+    import pandas as pd
+
+    df = read_part(part, columns)
+    if passive_cols:
+        df = df.merge(passive_rows(passive_log, df["id"].to_numpy(), passive_cols, part), on="id", how="left")
+    out, res, S, log = _attack_df(model, df, methods, prior, method_options, release)
+    counts = res.status_counts()
     pd.DataFrame(out).to_parquet(part_path, index=False)
     refused = int(np.sum(res.score_flags != 0))
     summary = {"rows": int(len(df)), "status": counts, "refused": refused,
