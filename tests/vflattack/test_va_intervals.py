@@ -94,8 +94,22 @@ def _poisson_interval(n, seed, parts=4):
     res = va.whitebox_attack(MODEL, MODEL.predict_proba(None, X), None, methods=("exact",))
     per = np.mean((res.reconstructions["exact"] - X) ** 2, axis=1)
     cuts = np.array_split(np.arange(n), parts)
-    sums = [poisson_sums({"mse": per[c]}, resamples=LOG_RESAMPLES, seed=(seed, int(c[0]))) for c in cuts]
+    sums = [poisson_sums({"mse": per[c]}, resamples=LOG_RESAMPLES, seed=seed, start=int(c[0])) for c in cuts]
     return interval(poisson_replicates(sums, "mse"), 0.95)
+
+
+def test_the_poisson_weights_belong_to_the_records_not_the_partitions():
+    """Cut anywhere, a log gives the same replicates (to the summation order): a record's
+    weights depend on the seed and its position only."""
+    from vflattack.audit.intervals import poisson_replicates, poisson_sums
+
+    v = np.random.default_rng(0).random(1000)
+    whole = poisson_replicates([poisson_sums({"v": v}, seed=3)], "v")
+    for cuts in ([0, 1000], [0, 1, 999, 1000], [0, 137, 500, 501, 1000]):
+        parts = [poisson_sums({"v": v[a:b]}, seed=3, start=a) for a, b in zip(cuts[:-1], cuts[1:])]
+        np.testing.assert_allclose(poisson_replicates(parts, "v"), whole, rtol=1e-12)
+    other = poisson_replicates([poisson_sums({"v": v}, seed=4)], "v")
+    assert not np.allclose(other, whole)
 
 
 def test_the_log_audits_poisson_bootstrap_covers_the_true_mse():

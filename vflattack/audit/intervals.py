@@ -22,36 +22,90 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["LEVEL", "LOG_RESAMPLES", "RESAMPLES", "bootstrap", "combine_groups", "combine_seeds", "interval",
+__all__ = ["LEVEL", "LOG_RESAMPLES", "LOG_SEED", "RESAMPLES", "bootstrap", "combine_groups", "combine_seeds", "interval",
            "poisson_sums", "poisson_replicates"]
 
 LEVEL = 0.95
 RESAMPLES = 1000
+_CHUNK = 1 << 22      # indices drawn per chunk of replicates (memory: 8 bytes each)
 #: replicates of the log audit's Poisson bootstrap (each partition draws rows x replicates weights;
 #: at 200 the interval's ends carry a Monte Carlo error of a few per cent of its width)
 LOG_RESAMPLES = 200
+#: the log audit's bootstrap seed (with each record's position in the log: the same log gives the same interval)
+LOG_SEED = 20241205
 #: P(Poisson(1) <= k) for k = 0..12 as 32-bit thresholds: a weight is the number of thresholds a
 #: uniform 32-bit integer reaches (inverse CDF; P(Poisson(1) > 13) = 3e-12 is cut to 13)
 _POISSON_THRESHOLDS = None
 
 
-def _poisson_weights(rng: np.random.Generator, shape: tuple) -> np.ndarray:
-    """Poisson(1) draws by the inverse CDF on 32-bit integers: 3 times faster than
-    ``Generator.poisson`` (0.26 s for 1e7 draws here), which would cost more than the attack."""
+def _poisson_weights(seed: int, start: int, n: int, resamples: int) -> np.ndarray:
+    """(n, resamples) Poisson(1) weights of the records ``start .. start + n - 1`` of a log:
+    a function of the record's position and the seed alone, whatever the partitions (Philox,
+    a counter-based generator, moved to the record's counter: each record owns
+    ``resamples / 2`` 64-bit draws), by the inverse CDF on 32-bit integers (3 times faster than
+    ``Generator.poisson``, which would cost more than the attack)."""
     global _POISSON_THRESHOLDS
     if _POISSON_THRESHOLDS is None:
         import math
 
         cdf = np.cumsum([math.exp(-1.0) / math.factorial(k) for k in range(13)])
         _POISSON_THRESHOLDS = np.minimum(np.round(cdf * 2.0 ** 32), 2.0 ** 32 - 1).astype(np.uint32)
-    u = rng.integers(0, 2 ** 32, size=shape, dtype=np.uint32)
-    w = np.zeros(shape, dtype=np.uint8)
+    bits = np.random.Philox(key=int(seed))
+    bits.advance(int(start) * (resamples // 8))      # Philox steps in blocks of four 64-bit draws
+    u = bits.random_raw(n * resamples // 2).view(np.uint32).reshape(n, resamples)
+    w = np.zeros(u.shape, dtype=np.uint8)
     for t in _POISSON_THRESHOLDS:
         w += u >= t
     return w
-#: the log audit's bootstrap seed (with each partition's first row: the same log gives the same interval)
-LOG_SEED = 20241205
-_CHUNK = 1 << 22      # indices drawn per chunk of replicates (memory: 8 bytes each)
+
+
+def poisson_sums(values: dict, *, resamples: int = LOG_RESAMPLES, seed: int = LOG_SEED, start: int = 0) -> dict:
+    """One partition's share of a **Poisson bootstrap** (for a log too large to resample as a
+    whole): each record gets an independent Poisson(1) weight per replicate, a function of the
+    seed and of the record's position in the log (``start`` is the partition's first row), so
+    the interval does not depend on how the log was cut. The partition returns, per replicate,
+    the weights' sum and each value's weighted sum: ``{"weight": (R,), name: (R,)}``. Summed
+    over partitions, ``sum / weight`` is a replicate of the mean over the whole log: as the
+    multinomial bootstrap when the number of records is large (each record's count in a
+    resample of n from n is Binomial(n, 1/n), which tends to Poisson(1)). ``values``:
+    ``{name: (n,) per-record values}`` over the same records; ``resamples`` a multiple of 8.
+
+    Examples
+    --------
+    >>> s = poisson_sums({"x": np.arange(1000.0)}, resamples=504, seed=1)
+    >>> reps = s["x"] / s["weight"]
+    >>> bool(abs(reps.mean() - 499.5) < 2), bool(8 < reps.std() < 10.5)   # sd 288.7/sqrt(1000) = 9.1
+    (True, True)
+    """
+    if int(resamples) % 8 or int(resamples) < 8:
+        raise ValueError(f"resamples must be a positive multiple of 8; got {resamples}")
+    names = list(values)
+    n = len(values[names[0]]) if names else 0
+    out = {"weight": np.zeros(int(resamples))}
+    for k in names:
+        out[k] = np.zeros(int(resamples))
+    if n == 0:
+        return out
+    V = np.column_stack([np.asarray(values[k], dtype=float) for k in names])
+    step = max(1, _CHUNK // int(resamples))
+    for lo in range(0, n, step):       # rows in chunks: memory rows x replicates, bounded
+        w = _poisson_weights(seed, start + lo, min(step, n - lo), int(resamples)).astype(float)
+        out["weight"] += w.sum(axis=0)
+        sums = w.T @ V[lo:lo + w.shape[0]]
+        for j, k in enumerate(names):
+            out[k] += sums[:, j]
+    return out
+
+
+def poisson_replicates(parts: list, name: str) -> np.ndarray:
+    """The replicates of the mean of ``name`` over every partition's :func:`poisson_sums`."""
+    parts = [p for p in parts if p is not None and name in p]
+    if not parts:
+        return np.array([])
+    total = np.sum([p[name] for p in parts], axis=0)
+    weight = np.sum([p["weight"] for p in parts], axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(weight > 0, total / weight, np.nan)
 
 
 def bootstrap(values: Any, stat: str = "mean", *, resamples: int = RESAMPLES, seed: int = 0) -> np.ndarray:
@@ -77,54 +131,6 @@ def bootstrap(values: Any, stat: str = "mean", *, resamples: int = RESAMPLES, se
         sample = v[rng.integers(0, n, size=(k, n))]
         out[start:start + k] = sample.mean(axis=1) if stat == "mean" else np.median(sample, axis=1)
     return out
-
-
-def poisson_sums(values: dict, *, resamples: int = LOG_RESAMPLES, seed: Any = 0) -> dict:
-    """One partition's share of a **Poisson bootstrap** (for a log too large to resample as a
-    whole): each record gets an independent Poisson(1) weight per replicate, drawn by a
-    generator seeded with ``seed`` (the log audit passes its seed and the partition's first
-    row), and the partition returns, per replicate, the weights' sum and each value's weighted
-    sum: ``{"weight": (R,), name: (R,)}``. Summed over partitions, ``sum / weight`` is a
-    replicate of the mean over the whole log: as the multinomial bootstrap when the number of
-    records is large (each record's count in a resample of n from n is Binomial(n, 1/n), which
-    tends to Poisson(1)). ``values``: ``{name: (n,) per-record values}`` over the same records.
-
-    Examples
-    --------
-    >>> s = poisson_sums({"x": np.arange(1000.0)}, resamples=500, seed=1)
-    >>> reps = s["x"] / s["weight"]
-    >>> bool(abs(reps.mean() - 499.5) < 2), bool(8 < reps.std() < 10.5)   # sd 288.7/sqrt(1000) = 9.1
-    (True, True)
-    """
-    names = list(values)
-    n = len(values[names[0]]) if names else 0
-    out = {"weight": np.zeros(int(resamples))}
-    for k in names:
-        out[k] = np.zeros(int(resamples))
-    if n == 0:
-        return out
-    ss = np.random.SeedSequence(list(seed) if isinstance(seed, (tuple, list)) else int(seed))
-    rng = np.random.default_rng(ss)
-    V = np.column_stack([np.asarray(values[k], dtype=float) for k in names])
-    step = max(1, _CHUNK // max(int(resamples), 1))
-    for start in range(0, n, step):       # rows in chunks: memory rows x replicates, bounded
-        w = _poisson_weights(rng, (min(step, n - start), int(resamples))).astype(float)
-        out["weight"] += w.sum(axis=0)
-        sums = w.T @ V[start:start + w.shape[0]]
-        for j, k in enumerate(names):
-            out[k] += sums[:, j]
-    return out
-
-
-def poisson_replicates(parts: list, name: str) -> np.ndarray:
-    """The replicates of the mean of ``name`` over every partition's :func:`poisson_sums`."""
-    parts = [p for p in parts if p is not None and name in p]
-    if not parts:
-        return np.array([])
-    total = np.sum([p[name] for p in parts], axis=0)
-    weight = np.sum([p["weight"] for p in parts], axis=0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(weight > 0, total / weight, np.nan)
 
 
 def interval(replicates: Any, level: float = LEVEL) -> list[float]:

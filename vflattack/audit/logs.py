@@ -227,8 +227,24 @@ def _attack_read_partition(part, model, methods, prior, method_options, part_pat
             summary["binary_exact"] = {m: int(np.sum(h)) for m, h in hits.items()}
             per_row.update({f"binary:{m}": h.astype(float) for m, h in hits.items()})
         # this partition's share of the Poisson bootstrap over the log's records (audit.intervals)
-        summary["boot"] = poisson_sums(per_row, resamples=LOG_RESAMPLES, seed=(LOG_SEED, int(part.start)))
+        # weights by each row's position in the log, so that the interval does not depend on the cut
+        pos = int(part.start) + np.flatnonzero(rows)
+        summary["boot"] = _poisson_by_position(per_row, pos)
     return summary
+
+
+def _poisson_by_position(per_row: dict, pos: np.ndarray) -> dict:
+    """:func:`poisson_sums` of rows at the log positions ``pos`` (increasing, with gaps where a
+    row was refused): each run of consecutive positions draws its own records' weights."""
+    total = None
+    if pos.size == 0:
+        return poisson_sums({k: np.zeros(0) for k in per_row}, resamples=LOG_RESAMPLES, seed=LOG_SEED)
+    cuts = np.flatnonzero(np.diff(pos) != 1) + 1
+    for a, b in zip(np.r_[0, cuts], np.r_[cuts, pos.size]):
+        s = poisson_sums({k: v[a:b] for k, v in per_row.items()}, resamples=LOG_RESAMPLES, seed=LOG_SEED,
+                         start=int(pos[a]))
+        total = s if total is None else {k: total[k] + s[k] for k in total}
+    return total
 
 
 def attack_log(model: VFLModel, log: Any, parts_dir: Any, *, passive_log: Any = None,
@@ -457,5 +473,5 @@ def _result(summaries, methods, model, log, passive_log, n_parts) -> Result:
     if passive_log is not None:
         config["intervals"] = {"level": LEVEL, "resamples": LOG_RESAMPLES, "seed": LOG_SEED,
                                "method": "Poisson bootstrap over records (each record weighted Poisson(1) per "
-                                         "replicate; each partition's weights seeded by the seed and its first row)"}
+                                         "replicate, a function of the seed and of the record's position in the log)"}
     return Result("log_audit", records, config)
