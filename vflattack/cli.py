@@ -502,7 +502,8 @@ def _audit_log(args, progress) -> int:
 
 
 def _with_encoding(model, onehot, binary):
-    """``--onehot`` groups and ``--binary`` columns on the model (names, or passive column indices)."""
+    """The model with ``--onehot`` groups and ``--binary`` columns (names, or passive column
+    indices) added to the encoding its file holds."""
     def cols(text, flag):
         items = [c.strip() for c in str(text).split(",") if c.strip()]
         if not items:
@@ -511,8 +512,10 @@ def _with_encoding(model, onehot, binary):
 
     if not onehot and not binary:
         return model
-    return model.with_domain(onehot=[cols(g, "--onehot") for g in onehot or []] or None,
-                             binary=cols(binary, "--binary") if binary else None)
+    # added to the encoding a model file may already hold, never replacing it
+    groups = [list(g) for g in model.onehot] + [cols(g, "--onehot") for g in onehot or []]
+    bins = list(model.binary) + (cols(binary, "--binary") if binary else [])
+    return model.with_domain(onehot=groups or None, binary=bins or None)
 
 
 def _bounds(spec, model, passive_log):

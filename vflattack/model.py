@@ -109,6 +109,8 @@ def _as_domain(onehot: Any, binary: Any, d: int, feature_names: dict | None) -> 
         raise InvalidInputError(f"{what}: {v!r} is not a passive column (an index below d = {d}, or a name)")
 
     groups: tuple = ()
+    if isinstance(onehot, np.ndarray):
+        onehot = onehot.tolist()
     if onehot is not None:
         if isinstance(onehot, (str, bytes)) or not isinstance(onehot, Sequence):
             raise InvalidInputError(f"onehot must be a list of groups of passive columns; got {onehot!r}")
@@ -352,7 +354,10 @@ class VFLModel:
                          link=self.link, parties=[[where[i] for i in self.parties[p]] for p in rest],
                          party_names=[self.party_names[p] for p in rest], yhat_scale=self.yhat_scale,
                          precision=self.precision, feature_names=names, onehot=groups or None,
-                         binary=[where[c] for c in self.binary if c in where] or None)
+                         # a dropped group's kept members are still 0 or 1
+                         binary=sorted({where[c] for c in self.binary if c in where}
+                                       | {where[c] for g in self.onehot if not all(c in where for c in g)
+                                          for c in g if c in where}) or None)
         return small, moved, kept
 
     @cached_property

@@ -26,9 +26,10 @@ from vflattack.importers.secretflow import from_secretflow_serving
 FATE = pathlib.Path(__file__).parent / "fixtures" / "fate"
 SF = pathlib.Path(__file__).parent / "fixtures" / "secretflow_serving"
 
-#: wrong-typed stand-ins: none, text, an empty and a nested container, a bool, a huge and a
-#: non-finite number, a deep list
-BAD = [None, "x", "false", [], {}, [[1.0, "a"]], True, 1e400, -3, {"a": {"b": None}}, [[[[0.5]]]]]
+#: wrong-typed stand-ins: none, text, an empty and a nested container, a bool, a non-finite
+#: number (JSON writes 1e400 as Infinity), an integer beyond float's range, a deep list
+BAD = [None, "x", "false", [], {}, [[1.0, "a"]], True, 1e400, 10 ** 400, [[10 ** 400]], -3, {"a": {"b": None}},
+       [[[[0.5]]]]]
 
 
 def _paths(doc, prefix=()):

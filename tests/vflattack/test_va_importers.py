@@ -191,6 +191,10 @@ def test_a_sequential_state_dict_is_not_read_as_several_parties(tmp_path):
                    "c1.2.bias": np.zeros(2), "c2.weight": np.ones((2, 2)), "c2.bias": np.zeros(2)})
     with pytest.raises(InvalidInputError, match=r"several layers of one bottom model \(c1.0, c1.2.*W = W2 @ W1"):
         from_linear_npz(f)
+    # a ModuleList of per-party bottom models (shapes that do not chain) is read as parties
+    np.savez(f, **{"bottoms.0.weight": np.ones((2, 3)), "bottoms.0.bias": np.zeros(2),
+                   "bottoms.1.weight": np.ones((2, 4)), "bottoms.1.bias": np.zeros(2)})
+    assert from_linear_npz(f).party_names == ("bottoms.0", "bottoms.1")
     # one layer inside a Sequential is one party's linear bottom model
     np.savez(f, **{"c1.0.weight": np.ones((2, 3)), "c1.0.bias": np.zeros(2), "c2.weight": np.ones((2, 2)),
                    "c2.bias": np.zeros(2)})

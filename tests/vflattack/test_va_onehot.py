@@ -123,7 +123,10 @@ def test_the_encoding_is_checked_and_travels(tmp_path):
     small, _, _ = m2.colluding(["P1"])
     assert small.onehot == ((0, 1),)
     m3 = va.VFLModel(np.zeros((2, 0)), W, np.zeros(2), parties=[[0, 2], [1, 3, 4]], onehot=[[0, 1], [3, 4]])
-    assert m3.colluding(["P1"])[0].onehot == ((1, 2),)   # kept columns 1, 3, 4 are renumbered 0, 1, 2
+    small3 = m3.colluding(["P1"])[0]
+    assert small3.onehot == ((1, 2),)   # kept columns 1, 3, 4 are renumbered 0, 1, 2
+    assert small3.binary == (0,)        # the dropped group's kept member (column 1) is still 0 or 1
+    assert va.VFLModel(np.zeros((2, 0)), W, np.zeros(2), onehot=np.array([[0, 1], [2, 3]])).onehot == ((0, 1), (2, 3))
 
 
 def test_bounds_keep_the_encoding_in_unit_coordinates():
@@ -176,3 +179,15 @@ def test_release_design_counts_the_encoding_the_adversary_knows():
     res = va.whitebox_attack(coded, rel.publish(coded, None, X, rng=0), None, methods=("exact",), release=rel)
     ok = np.array([s == cc.Status.OPTIMAL for s in res.status["exact"]])
     assert np.min(res.radii["exact"][ok]) / np.sqrt(8) < 0.1
+
+
+def test_cli_flags_add_to_a_saved_encoding():
+    from vflattack.cli import _with_encoding
+
+    m = va.VFLModel(np.zeros((1, 0)), np.ones((1, 6)), np.zeros(1), link="identity", onehot=[[0, 1, 2]], binary=[4])
+    got = _with_encoding(m, None, "3")
+    assert got.onehot == ((0, 1, 2),) and got.binary == (3, 4)
+    got = _with_encoding(m, ["3,5"], None)
+    assert got.onehot == ((0, 1, 2), (3, 5)) and got.binary == (4,)
+    with pytest.raises(InvalidInputError, match="disjoint"):
+        _with_encoding(m, ["2,3"], None)

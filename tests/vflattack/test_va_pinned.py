@@ -76,3 +76,15 @@ def test_the_audit_reports_pinned_beyond_the_noise():
     # float32's relative rounding (6e-8) of logits of size ~10, amplified by |A^+|: a small share of a range
     assert 0 < rec.privacy["noise_width"] < 1e-2
     assert "beyond the deployment's rounding" in render(res).table()
+
+
+def test_a_saturated_output_is_no_floor():
+    """A sigmoid published as 1.0 bounds its logit by a wide interval: the link is flat, not the
+    value rounded; the feature it carries is not pinned at tau = 0 (it was, with its width as
+    the floor)."""
+    m = va.VFLModel(np.zeros((2, 0)), np.array([[100.0, 0.0], [0.0, 1.0]]), np.zeros(2), link="ovr")
+    x = np.array([[0.9, 0.5]])
+    sb = release_to_bounds(m, m.outputs(None, x), None, va.Release())
+    assert sb.U[0, 0] - sb.L[0, 0] > 1.0            # saturated: the first output is 1.0
+    e = exposure(m, None, sb.valid, system=sb, rounding_only=True)
+    assert e.noise[0, 0] < 1e-6 and not e.pinned(0.0)[0, 0]

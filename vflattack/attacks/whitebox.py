@@ -138,7 +138,7 @@ def default_estimator(model: VFLModel) -> str:
     >>> default_estimator(VFLModel(np.zeros((3, 1)), np.eye(3)[:, :2], np.zeros(3)))   # rank 2 = d
     'ls'
     """
-    return "ls" if model.box_slice.rank == model.n_passive else "half_star"
+    return "ls" if model.domain_slice(False).rank == model.n_passive else "half_star"
 
 
 def reconstruct(A: np.ndarray | cc.BoxSlice, B: np.ndarray | None, valid: np.ndarray, methods: Sequence[str], *,

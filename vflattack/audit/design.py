@@ -231,7 +231,8 @@ class DesignResult:
         if f is None:
             step = "it is the finest candidate of its kind"
         elif t.kind == "leakage":
-            step = f"one step finer, {f.release} fails (leakage {f.leakage:.3g} > {t.value:g})"
+            step = (f"one step finer, {f.release} fails (leakage {f.leakage:.3g}, 95% interval up to "
+                    f"{f.leakage_hi:.3g} > {t.value:g})")
         else:
             step = f"one step finer, {f.release} fails ({f.failing} record(s) below the target)"
         return (f"the finest release meeting {t.spec} is {c.release} ({self.release.describe()}): it keeps "

@@ -19,8 +19,9 @@ S_F. Two numbers bound what *any* adversary can guarantee about that record:
   width itself (a linear program's closed form) when the rows are independent and determine
   x_j (a square invertible A, an identity or ovr model with W_pas of full row rank). With
   dependent rows it can exceed it: the audit then errs toward calling a feature pinned, the
-  cautious side for a privacy audit. Rows that are the hull of a union (a link that turns) are
-  not rounding and add nothing. A deliberate release (rounding to decimals, labels, noise) is
+  cautious side for a privacy audit. Rows that are the hull of a union (a link that turns), and
+  rows the rounding left wider than 1e-3 of their magnitude (a saturated output, where the
+  link is flat), are not rounding and add nothing. A deliberate release (rounding to decimals, labels, noise) is
   the protection being measured, not a floor: its pinned rule stays ``width <= tau``, as it is
   for exact softmax scores (float64: no floor worth the name).
 
@@ -108,8 +109,15 @@ def exposure(model: VFLModel, B: np.ndarray | None, valid: np.ndarray, system: A
     exact = np.zeros(N, dtype=bool)
     noise, range_error = np.zeros((N, d)), np.zeros(N)
     if valid.any() and system is not None and rounding_only:
-        U = system.U if system.outer is None else np.where(system.outer, system.L, system.U)   # hulls: no floor
-        noise[valid] = noise_widths(sl, system.L[valid], U[valid])
+        L, U = system.L, system.U if system.outer is None else np.where(system.outer, system.L, system.U)
+        # A row that rounding alone left wider than 1e-3 of its magnitude is not rounding of a
+        # value but a link made flat by saturation (a sigmoid published as 1.0 bounds its logit
+        # by [33.5, 100]): it adds no floor. Float32's rounding is 6e-8 of a value, float64's
+        # 1e-16, four and more orders below the cut, so every rounding row stays in.
+        with np.errstate(invalid="ignore"):
+            flat = (U - L) > 1e-3 * (1.0 + np.fmax(np.abs(L), np.abs(U)))
+        U = np.where(flat, L, U)
+        noise[valid] = noise_widths(sl, L[valid], U[valid])
     if valid.any():
         ranges = ask(sl.feature_ranges)
         lo_r[valid], hi_r[valid] = ranges.lower, ranges.upper

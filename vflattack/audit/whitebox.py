@@ -199,7 +199,9 @@ def _audit_record(dataset, sc, prior, methods, method_options, bar, t0, exposure
         naive, naive_rows = _naive_mse(model, release, scores, Y, X)
         t_naive = time.perf_counter() - t_naive
     if exposure:
-        expo = (_exposure(model, None, res.system.valid, system=res.system, rounding_only=not released) if bounded
+        # the float32 release is the deployment's own arithmetic, as an exact release of a float32 model
+        rounding = not released or release.kind == "float32"
+        expo = (_exposure(model, None, res.system.valid, system=res.system, rounding_only=rounding) if bounded
                 else _exposure(model, np.nan_to_num(res.system.B), res.system.valid))
         prior_mse = float(np.mean((X[rows] - prior.mean) ** 2)) if rows.any() else float("nan")
         privacy = privacy_summary(X, res.reconstructions, rows, prior_mse, expo, BASELINES,

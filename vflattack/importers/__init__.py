@@ -155,7 +155,14 @@ def from_linear_npz(path: Any, *, precision: str | None = None, active: str | No
         stem, dot, idx = name.rpartition(".")
         if dot and idx.isdigit():
             layered.setdefault(stem, []).append(name)
-    layered = {stem: names for stem, names in layered.items() if len(names) > 1}
+    def chained(names):   # layer i's outputs feed layer i + 1's inputs: one bottom model's stack
+        Ws = [parties[n].get("weight") for n in sorted(names, key=lambda n: int(n.rpartition(".")[2]))]
+        return all(getattr(a, "ndim", 0) == 2 and getattr(b, "ndim", 0) == 2 and b.shape[1] == a.shape[0]
+                   for a, b in zip(Ws, Ws[1:]))
+
+    # stem.0, stem.2, ... whose shapes chain are an nn.Sequential's layers; a ModuleList of
+    # per-party bottom models (bottoms.0, bottoms.1, shapes that do not chain) are parties
+    layered = {stem: names for stem, names in layered.items() if len(names) > 1 and chained(names)}
     if layered:
         stem, names = next(iter(layered.items()))
         raise InvalidInputError(

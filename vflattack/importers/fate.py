@@ -70,11 +70,15 @@ def _intercept(inter: Any, path: Any, where: str) -> float:
     if inter is None:
         return 0.0
     vals = inter if isinstance(inter, list) else [inter]
-    if len(vals) != 1 or isinstance(vals[0], bool) or not isinstance(vals[0], (int, float)) \
-            or not np.isfinite(float(vals[0])):
+    ok = len(vals) == 1 and not isinstance(vals[0], bool) and isinstance(vals[0], (int, float))
+    try:
+        b = float(vals[0]) if ok else float("nan")
+    except OverflowError:     # a JSON integer beyond float's range
+        b = float("nan")
+    if not np.isfinite(b):
         raise InvalidInputError(f"FATE model {str(path)!r}: {where}'s intercept_ must be null or one finite number "
-                                f"[b]; got {inter!r}")
-    return float(vals[0])
+                                f"[b]; got {inter!r:.60}")
+    return b
 
 
 def _estimator(est: Any, path: Any, where: str, guest: bool) -> tuple[np.ndarray, float, list, str]:

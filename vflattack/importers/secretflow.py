@@ -254,7 +254,7 @@ def read_package(path: Any) -> dict:
     try:
         bundle = _bundle_json(data) if fmt == "FF_JSON" else _bundle_pb(data)
         _check_bundle(bundle)
-    except (ValueError, UnicodeDecodeError, struct.error, AttributeError, TypeError, KeyError,
+    except (ValueError, UnicodeDecodeError, struct.error, AttributeError, TypeError, KeyError, OverflowError,
             RecursionError) as exc:
         what = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
         raise _err(path, f"its {fmt} model bundle {bundle_path!r} cannot be decoded: {what}") from None
@@ -296,8 +296,14 @@ def _link_name(name: Any, exp_iters: Any, path: Any) -> str:
 
 def _typed(value: Any, what: str, kind: str, path: Any) -> Any:
     """``value`` if it is ``kind`` (one of the phrases below), else an error naming ``what``."""
-    def num(v):
-        return isinstance(v, (int, float)) and not isinstance(v, bool)
+    def num(v):     # a number float can hold (a JSON integer may be larger: 10**400)
+        if not isinstance(v, (int, float)) or isinstance(v, bool):
+            return False
+        try:
+            float(v)
+        except OverflowError:
+            return False
+        return True
 
     ok = {"a list of names": lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
           "a list of numbers": lambda v: isinstance(v, list) and all(num(x) for x in v),
