@@ -344,7 +344,8 @@ def audit_log(model: VFLModel, log: Any, out: Any, *, passive_log: Any = None,
         parts_dir = tmp / "reconstructions"
         parts_dir.mkdir()
         result = attack_log(model, log, parts_dir, passive_log=passive_log, methods=methods, prior=prior,
-                            method_options=method_options, client=client, progress=progress, release=release)
+                            method_options=method_options, client=client, progress=progress, release=release,
+                            unit_widths=None if bounds is None else bounds.width)
         result.config.update(source or {})
         if bounds is not None:
             _add_data_units(result, bounds)

@@ -83,6 +83,13 @@ def test_log_audit_in_data_units_equals_the_min_max_audit(client, tmp_path):
         assert np.allclose(r2["mse_per_feature_data_units"], np.asarray(r1["mse_per_feature"]) * s ** 2, rtol=1e-6,
                            atol=1e-12)
     assert got.config["bounds"]["lo"] == a.tolist() and "MSE, units" in got.table()
+    # the interval in the data's units holds the MSE in the data's units, and with every feature
+    # in [0, 1] the unit-coordinate interval scaled by the widths brackets it from both sides
+    for r in got.records:
+        lo, hi = r["mse_data_units_ci"]
+        assert lo < r["mse_data_units"] < hi
+        ulo, uhi = r["mse_ci"]
+        assert lo >= ulo * np.min(s) ** 2 * (1 - 1e-9) and hi <= uhi * np.max(s) ** 2 * (1 + 1e-9)
 
 
 def test_cli_bounds_observed_on_the_passive_log(client, tmp_path, capsys):

@@ -117,7 +117,7 @@ def _published(df, k: int, release: Release | None):
 
 
 def _attack_partition(part: Part, model, methods, prior, method_options, part_path, columns, passive_log,
-                      passive_cols, release=None, threads=1):
+                      passive_cols, release=None, threads=1, unit_widths=None):
     """Read one partition (and its passive rows), attack it on ``threads`` numba threads, write
     its reconstructions, return its small sums."""
     import numba
@@ -126,7 +126,7 @@ def _attack_partition(part: Part, model, methods, prior, method_options, part_pa
     numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))   # this thread only
     try:
         return _attack_read_partition(part, model, methods, prior, method_options, part_path, columns, passive_log,
-                                      passive_cols, release)
+                                      passive_cols, release, unit_widths)
     finally:
         numba.set_num_threads(before)
 
@@ -198,7 +198,7 @@ def _attack_df(model, df, methods, prior, method_options, release):
 
 
 def _attack_read_partition(part, model, methods, prior, method_options, part_path, columns, passive_log,
-                           passive_cols, release):
+                           passive_cols, release, unit_widths=None):
     import pandas as pd
 
     df = read_part(part, columns)
@@ -221,6 +221,10 @@ def _attack_read_partition(part, model, methods, prior, method_options, part_pat
         summary["sq"] = {m: np.sum((res.reconstructions[m][rows] - X[rows]) ** 2, axis=0) for m in methods}
         cols = list(model.binary_columns)
         per_row = {f"mse:{m}": np.mean((res.reconstructions[m][rows] - X[rows]) ** 2, axis=1) for m in methods}
+        if unit_widths is not None:   # the same errors in the data's units (FeatureBounds: x = lo + w u)
+            w2 = np.asarray(unit_widths, dtype=float) ** 2
+            per_row.update({f"units:{m}": np.mean(w2 * (res.reconstructions[m][rows] - X[rows]) ** 2, axis=1)
+                            for m in methods})
         if cols:   # rows whose 0/1 features rounding reads off the center exactly (VFLModel.binary_reading)
             hits = {m: np.all(model.binary_reading(res.reconstructions[m][rows])[:, cols] == X[rows][:, cols], axis=1)
                     for m in methods}
@@ -250,7 +254,8 @@ def _poisson_by_position(per_row: dict, pos: np.ndarray) -> dict:
 def attack_log(model: VFLModel, log: Any, parts_dir: Any, *, passive_log: Any = None,
                methods: Sequence[str] = DEFAULT_METHODS + BASELINES, prior: Prior | None = None,
                method_options: dict | None = None, client: Any = None, progress: bool = False,
-               release: Release | None = None, block_rows: int = BLOCK_ROWS, task_threads: int = 1) -> Result:
+               release: Release | None = None, block_rows: int = BLOCK_ROWS, task_threads: int = 1,
+               unit_widths: Any = None) -> Result:
     """Attack every partition of the prediction log ``log``; write one Parquet part per partition.
 
     Partitions follow the log's Parquet row groups (cut to at most ``block_rows`` rows), or
@@ -267,7 +272,9 @@ def attack_log(model: VFLModel, log: Any, parts_dir: Any, *, passive_log: Any = 
     With ``passive_log`` the MSE per feature is computed on the rows joined on ``id``; the
     ``mean`` baseline and the prior-aware attacks need ``prior`` (without it they are left
     out and named in ``config["skipped_without_prior"]``). ``client``: a
-    ``dask.distributed.Client`` (default: the active Dask scheduler). Most users call
+    ``dask.distributed.Client`` (default: the active Dask scheduler). ``unit_widths``: the
+    log is in unit coordinates of these feature widths (:class:`vflattack.FeatureBounds`), and
+    the MSE's interval is also given in the data's units. Most users call
     :func:`vflattack.audit_log`, which writes the whole report directory.
     """
     dask, dd, _ = _dask()
@@ -286,7 +293,7 @@ def attack_log(model: VFLModel, log: Any, parts_dir: Any, *, passive_log: Any = 
     tasks = [dask.delayed(_attack_partition, pure=True)(part, shared, methods, prior_d, method_options,
                                                        str(parts_dir / f"part.{i:05d}.parquet"), columns,
                                                        None if passive_log is None else str(passive_log),
-                                                       passive_cols, release, task_threads)
+                                                       passive_cols, release, task_threads, unit_widths)
              for i, part in enumerate(parts)]
     warm = (model, methods, prior, method_options, release)
     summaries, warm_s, task_s = _run(tasks, client, progress, [p.rows for p in parts], warm)
@@ -460,6 +467,8 @@ def _result(summaries, methods, model, log, passive_log, n_parts) -> Result:
                        mse_per_feature=(sq / n).tolist() if n else None)
             boots = [s.get("boot") for s in summaries]
             rec["mse_ci"] = interval(poisson_replicates(boots, f"mse:{m}"), LEVEL)
+            if any(b is not None and f"units:{m}" in b for b in boots):
+                rec["mse_data_units_ci"] = interval(poisson_replicates(boots, f"units:{m}"), LEVEL)
             if model.binary_columns:
                 hit = sum(s.get("binary_exact", {}).get(m, 0) for s in summaries)
                 rec["binary_exact_share"] = hit / n if n else float("nan")

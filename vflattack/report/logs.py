@@ -19,7 +19,8 @@ class LogAuditReport(Report, kind="log_audit", csv_name="mse.csv"):
     """The audit of a prediction log: per method, statuses and (with the passive log) MSE."""
 
     csv_fields: ClassVar[tuple[str, ...]] = ("method", "mse", "mse_ci_lo", "mse_ci_hi", "rows_scored", "status",
-                                             "binary_exact_share", "binary_exact_ci_lo", "binary_exact_ci_hi")
+                                             "binary_exact_share", "binary_exact_ci_lo", "binary_exact_ci_hi",
+                                             "mse_data_units", "mse_data_units_ci_lo", "mse_data_units_ci_hi")
 
     def csv_rows(self) -> list[dict]:
         def ci(r, key, side):
@@ -29,7 +30,9 @@ class LogAuditReport(Report, kind="log_audit", csv_name="mse.csv"):
         return [{"method": r["method"], "mse": r["mse"], "mse_ci_lo": ci(r, "mse_ci", 0), "mse_ci_hi": ci(r, "mse_ci", 1),
                  "rows_scored": r["rows_scored"], "status": json.dumps(r["status"]),
                  "binary_exact_share": r.get("binary_exact_share", ""),
-                 "binary_exact_ci_lo": ci(r, "binary_exact_ci", 0), "binary_exact_ci_hi": ci(r, "binary_exact_ci", 1)}
+                 "binary_exact_ci_lo": ci(r, "binary_exact_ci", 0), "binary_exact_ci_hi": ci(r, "binary_exact_ci", 1),
+                 "mse_data_units": r.get("mse_data_units", ""), "mse_data_units_ci_lo": ci(r, "mse_data_units_ci", 0),
+                 "mse_data_units_ci_hi": ci(r, "mse_data_units_ci", 1)}
                 for r in self.records]
 
     def table(self) -> str:
@@ -66,7 +69,7 @@ class LogAuditReport(Report, kind="log_audit", csv_name="mse.csv"):
             lines.append(f"  intervals: {iv['level']:.0%}, {iv['method']}, {iv['resamples']} replicates, seed "
                          f"{iv['seed']}")
         lines.append(f"  {'method':<10} {'MSE':>10}" + (f" {'interval':>21}" if iv else "")
-                     + (f" {'MSE, units':>12}" if units else "")
+                     + (f" {'MSE, units':>12}" + (f" {'interval, units':>21}" if iv else "") if units else "")
                      + (f" {'exact 0/1':>9}" + (f" {'interval':>16}" if iv else "") if read else "") + "  status")
         for r in self.records:
             st = ", ".join(f"{k}:{v}" for k, v in r["status"].items())
@@ -77,6 +80,9 @@ class LogAuditReport(Report, kind="log_audit", csv_name="mse.csv"):
             if units:
                 du = r.get("mse_data_units")
                 mse += f" {du:>12.5g}" if du is not None and np.isfinite(du) else f" {'—':>12}"
+                ulo, uhi = r.get("mse_data_units_ci") or [float("nan")] * 2
+                if iv:
+                    mse += f" {f'[{ulo:.4g}, {uhi:.4g}]':>21}" if np.isfinite(ulo) and np.isfinite(uhi) else f" {'—':>21}"
             if read:
                 share = r.get("binary_exact_share")
                 mse += f" {share:>9.1%}" if share is not None and np.isfinite(share) else f" {'—':>9}"
