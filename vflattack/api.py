@@ -182,6 +182,7 @@ class LogConfig:
     release: Release | None = None
     source: dict | None = None
     bounds: Any = None
+    block_rows: int | None = None
 
 
 @dataclass(frozen=True)
@@ -305,7 +306,8 @@ def _add_data_units(result: Any, bounds: Any) -> None:
 def audit_log(model: VFLModel, log: Any, out: Any, *, passive_log: Any = None,
               methods: Sequence[str] = DEFAULT_METHODS + BASELINES, prior: Prior | None = None,
               method_options: dict | None = None, client: Any = None, progress: bool = False,
-              release: Any = None, source: dict | None = None, bounds: Any = None) -> LogAuditReport:
+              release: Any = None, source: dict | None = None, bounds: Any = None,
+              block_rows: int | None = None) -> LogAuditReport:
     """Audit the prediction log ``log`` (Parquet or CSV) of ``model``; write the report into ``out``.
 
     The report directory (written atomically, manifest last) holds ``report.json``,
@@ -321,7 +323,8 @@ def audit_log(model: VFLModel, log: Any, out: Any, *, passive_log: Any = None,
     features' ranges in the data's units: the log is audited in unit coordinates
     ``u = (x - lo) / (hi - lo)`` (the reconstructions are written in them), and every MSE is
     reported both relative to each feature's range and in the data's units
-    (``mse_data_units``, ``mse_per_feature_data_units``).
+    (``mse_data_units``, ``mse_per_feature_data_units``). ``block_rows`` overrides the
+    partitions' size (default: sized to the cluster, :func:`vflattack.audit.attack_log`).
 
     Examples
     --------
@@ -345,7 +348,7 @@ def audit_log(model: VFLModel, log: Any, out: Any, *, passive_log: Any = None,
         parts_dir.mkdir()
         result = attack_log(model, log, parts_dir, passive_log=passive_log, methods=methods, prior=prior,
                             method_options=method_options, client=client, progress=progress, release=release,
-                            unit_widths=None if bounds is None else bounds.width)
+                            unit_widths=None if bounds is None else bounds.width, block_rows=block_rows)
         result.config.update(source or {})
         if bounds is not None:
             _add_data_units(result, bounds)

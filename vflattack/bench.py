@@ -60,22 +60,31 @@ def write_inputs(root: pathlib.Path, rows: int, k: int, seed: int = 0,
     return root / "model.json", root / "predictions.parquet", root / "passive.parquet"
 
 
-def run_audit(root: pathlib.Path, workers: int, release: str | None = None) -> dict:
-    """The README's log-audit command in a fresh process (with ``--release`` when given):
-    wall time and peak tree RSS."""
+def run_audit(root: pathlib.Path, workers: int, release: str | None = None, cache_dir: str | None = None) -> dict:
+    """The README's log-audit command in a fresh process (with ``--release`` when given; with
+    ``cache_dir``, numba's kernel cache there, ``NUMBA_CACHE_DIR``: an empty one is a cold
+    start): wall time, the report's own times (the calibration that compiles or loads the
+    kernels in the CLI's process, the workers' warm-up, the partitions), the peak RSS of the
+    whole process tree and of the largest process other than the CLI's (a worker)."""
+    import os
+
     import psutil
 
-    out = root / f"report-w{workers}"
+    out = root / f"report-w{workers}{'-cold' if cache_dir else ''}"
     cmd = [sys.executable, "-m", "vflattack", "audit", "--model", str(root / "model.json"),
            "--log", str(root / "predictions.parquet"), "--passive-log", str(root / "passive.parquet"),
            "--workers", str(workers), "--out", str(out), "--no-progress"] + (["--release", release] if release else [])
+    env = dict(os.environ, **({"NUMBA_CACHE_DIR": str(cache_dir)} if cache_dir else {}))
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    ps, peak = psutil.Process(proc.pid), 0
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    ps, peak, per_proc = psutil.Process(proc.pid), 0, {}
     while proc.poll() is None:
         try:
             tree = [ps] + ps.children(recursive=True)
-            peak = max(peak, sum(p.memory_info().rss for p in tree if p.is_running()))
+            rss = {p.pid: p.memory_info().rss for p in tree if p.is_running()}
+            peak = max(peak, sum(rss.values()))
+            for pid, r in rss.items():
+                per_proc[pid] = max(per_proc.get(pid, 0), r)
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             pass
         time.sleep(0.2)
@@ -84,6 +93,10 @@ def run_audit(root: pathlib.Path, workers: int, release: str | None = None) -> d
     if proc.returncode != 0:
         raise SystemExit(f"the audit failed ({proc.returncode}):\n{stderr.decode()[-2000:]}")
     rep = json.loads((out / "report.json").read_text())
-    return {"workers": workers, "wall_s": wall, "rows": rep["config"]["rows"], "task_s": rep["config"]["task_seconds"],
-            "partitions": rep["config"]["partitions"], "peak_rss_mb": peak / 2**20,
+    c = rep["config"]
+    others = [r for pid, r in per_proc.items() if pid != proc.pid]
+    return {"workers": workers, "wall_s": wall, "rows": c["rows"], "task_s": c["task_seconds"],
+            "warm_s": c.get("warm_seconds", 0.0), "calibrate_s": c.get("calibrate_seconds", 0.0),
+            "outside_s": wall - c["task_seconds"], "partitions": c["partitions"], "block_rule": c.get("block_rule"),
+            "peak_rss_mb": peak / 2**20, "worker_rss_mb": (max(others) if others else 0) / 2**20,
             "statuses": {r["method"]: r["status"] for r in rep["records"]}}

@@ -228,6 +228,9 @@ def _add_audit(sub) -> None:
     logs.add_argument("--scheduler", default=None, metavar="ADDRESS",
                       help="attach to a running dask.distributed scheduler (default: start a local cluster)")
     logs.add_argument("--workers", type=_positive_int, default=2, help="local cluster: worker processes (default 2)")
+    logs.add_argument("--block-rows", type=_positive_int, default=None, metavar="N",
+                      help="rows per partition (default: sized to the cluster: at least 4 partitions per worker, "
+                           "about 1 s of work each, at most 25 000 rows)")
     audit.add_argument("--prior-file", default=None, metavar="CSV",
                        help="auxiliary records the adversary holds (the dataset's columns, scaled to [0, 1]; a header "
                             "row is skipped) for the prior-aware attacks; default: the training split")
@@ -486,6 +489,7 @@ def _audit_log(args, progress) -> int:
             report = audit(LogConfig(model=model, log=log, out=args.out, passive_log=passive_log,
                                      methods=tuple(args.methods), prior=prior, client=client, progress=progress,
                                      release=None if releases[0].exact else releases[0], bounds=bounds,
+                                     block_rows=args.block_rows,
                                      source={"log": args.log, "passive_log": args.passive_log, "model": args.model}))
     except (cc.InvalidInputError, cc.MissingBackendError) as exc:
         return _fail(exc)

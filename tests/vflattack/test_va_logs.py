@@ -280,3 +280,31 @@ def test_a_worker_killed_mid_run_leaves_the_report_unchanged(tmp_path):
     for a, b in zip(ref.records, rep.records):
         assert a["method"] == b["method"] and a["status"] == b["status"]
         assert a["mse"] == b["mse"]
+
+
+@pytest.mark.parametrize("total, threads, per_row, want", [
+    (1_000_000, 16, 1e-4, (10_000, "1 s of work")),          # 10 000 rows a second: a second's work each
+    (1_000_000, 16, 1e-6, (15_625, "4 per worker")),         # fast rows: four partitions per worker
+    (10_000_000, 2, 1e-6, (25_000, "memory")),               # the memory bound caps a partition
+    (400, 2, 1e-5, (1_000, "smallest partition")),           # a tiny log: one small partition
+])
+def test_partitions_are_sized_to_the_cluster(total, threads, per_row, want):
+    from vflattack.audit.logs import _block_size
+
+    assert _block_size(total, threads, per_row) == want
+
+
+def test_the_log_is_cut_four_partitions_per_worker_and_the_times_are_reported(client, tmp_path):
+    model, Y, X = _model_and_data(seed=6, N=12_000, d=3, k=2, d_a=1)
+    paths = write_log(model, Y, X, tmp_path / "logs", partitions=2)
+    rep = audit_log(model, paths[0], tmp_path / "out", passive_log=paths[1], methods=("half_star",), client=client)
+    threads = sum(w["nthreads"] for w in client.scheduler_info()["workers"].values())
+    assert rep.config["partitions"] >= 4 * threads
+    assert rep.config["block_rule"] in ("4 per worker", "1 s of work")
+    for key in ("calibrate_seconds", "kernel_load_seconds", "warm_seconds", "task_seconds", "seconds_per_row"):
+        assert rep.config[key] > 0, key
+    # the partitions' bootstrap does not depend on the cut: cut by hand, the same interval
+    again = audit_log(model, paths[0], tmp_path / "out2", passive_log=paths[1], methods=("half_star",),
+                      client=client, block_rows=5_000)
+    assert again.config["block_rule"] == "given" and again.config["partitions"] != rep.config["partitions"]
+    np.testing.assert_allclose(again.records[0]["mse_ci"], rep.records[0]["mse_ci"], rtol=1e-9)

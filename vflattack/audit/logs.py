@@ -254,7 +254,7 @@ def _poisson_by_position(per_row: dict, pos: np.ndarray) -> dict:
 def attack_log(model: VFLModel, log: Any, parts_dir: Any, *, passive_log: Any = None,
                methods: Sequence[str] = DEFAULT_METHODS + BASELINES, prior: Prior | None = None,
                method_options: dict | None = None, client: Any = None, progress: bool = False,
-               release: Release | None = None, block_rows: int = BLOCK_ROWS, task_threads: int = 1,
+               release: Release | None = None, block_rows: int | None = None, task_threads: int = 1,
                unit_widths: Any = None) -> Result:
     """Attack every partition of the prediction log ``log``; write one Parquet part per partition.
 
@@ -262,6 +262,16 @@ def attack_log(model: VFLModel, log: Any, parts_dir: Any, *, passive_log: Any = 
     blocks of ``block_rows`` CSV lines; each task reads its partition and the passive rows it
     needs, so memory is bounded by the partition, whatever the log's size
     (:mod:`vflattack.audit.logfiles`). ``progress`` shows rows done, rows/s and the time left.
+
+    Before the cluster works, this process compiles what numba's cache lacks of every kernel
+    the methods can reach (chebcenter's warm-up steps, over the cores), once per machine, so
+    that the workers load the kernels instead of each compiling its own copy; then it attacks
+    the first 256 rows twice, the second time to measure the seconds per row. ``block_rows``
+    (default: sized here) is then at most the rows of about :data:`TASK_SECONDS` of work, at
+    most the log's rows over :data:`TASKS_PER_WORKER` times the cluster's worker threads, at
+    least :data:`MIN_BLOCK_ROWS` and at most :data:`~vflattack.audit.logfiles.BLOCK_ROWS` (the
+    memory bound); the report's ``config["block_rule"]`` says which bound set it. The workers
+    then load their kernels, one worker per machine first, and the partitions run.
     Each task runs chebcenter on ``task_threads`` numba threads (default 1: one per Dask worker
     thread, so that workers, not threads inside them, share the cores).
 
@@ -286,7 +296,18 @@ def attack_log(model: VFLModel, log: Any, parts_dir: Any, *, passive_log: Any = 
     if not methods:
         raise InvalidInputError(f"no method left to run: {dropped} need a prior (prior=, --prior-file)")
     columns, passive_cols = _checked_columns(model, log, passive_log, release)
-    parts = partitions(log, block_rows)
+    t_cal = time.perf_counter()
+    compile_s = _compile_once(model, methods, release)
+    parts = partitions(log, BLOCK_ROWS if block_rows is None else block_rows)
+    total = sum(p.rows for p in parts)
+    load_s, per_row = _calibrate(model, parts[0], columns, methods, prior, method_options, release) if parts \
+        else (0.0, 0.0)
+    rule = "given"
+    if block_rows is None:
+        block_rows, rule = _block_size(total, _worker_threads(client), per_row)
+        if block_rows != BLOCK_ROWS:
+            parts = partitions(log, block_rows)
+    calibrate_s = time.perf_counter() - t_cal
     parts_dir = pathlib.Path(parts_dir)
     shared = dask.delayed(model, pure=True)
     prior_d = dask.delayed(prior, pure=True)
@@ -300,8 +321,11 @@ def attack_log(model: VFLModel, log: Any, parts_dir: Any, *, passive_log: Any = 
     result = _result(summaries, methods, model, log, passive_log, len(tasks))
     # the partitions' own time, from the first task submitted to the last done, after the
     # workers loaded their kernels (warm_seconds); neither counts the cluster's start
-    result.config.update(block_rows=block_rows, task_threads=task_threads, task_seconds=round(task_s, 3),
-                         warm_seconds=round(warm_s, 3))
+    result.config.update(block_rows=block_rows, block_rule=rule, task_threads=task_threads,
+                         task_seconds=round(task_s, 3), warm_seconds=round(warm_s, 3),
+                         calibrate_seconds=round(calibrate_s, 3), compile_seconds=round(compile_s, 3),
+                         kernel_load_seconds=round(load_s, 3),
+                         seconds_per_row=per_row)
     rel = release or Release()
     decimals = [s["decimals"] for s in summaries if s.get("decimals") is not None]
     result.config.update(skipped_without_prior=dropped, release=rel.spec, release_words=rel.describe(),
@@ -395,6 +419,98 @@ def _checked_columns(model, log, passive_log, release=None):
     return columns, passive_cols
 
 
+#: partitions per worker thread, at least (a straggler then costs a quarter of a worker's share)
+TASKS_PER_WORKER = 4
+#: the work a partition holds, at most about (seconds at the calibrated rate)
+TASK_SECONDS = 1.0
+#: the fewest rows a partition is cut to (a task's own cost, reading and writing a part, is tens of ms)
+MIN_BLOCK_ROWS = 1000
+
+
+def _worker_threads(client) -> int:
+    """The threads that run partitions: every worker's, on a cluster; else this machine's cores
+    (dask's threaded scheduler)."""
+    import os
+
+    if client is None:
+        try:
+            from distributed import default_client
+            client = default_client()
+        except (ImportError, ValueError):
+            client = None
+    if client is None:
+        return max(1, os.cpu_count() or 1)
+    workers = client.scheduler_info().get("workers", {})
+    return max(1, sum(int(w.get("nthreads", 1)) for w in workers.values()))
+
+
+def _block_size(total: int, threads: int, per_row: float) -> tuple[int, str]:
+    """``(block_rows, which bound set it)``: :func:`attack_log`'s rule."""
+    bounds = {"memory": BLOCK_ROWS, f"{TASKS_PER_WORKER} per worker": -(-total // (TASKS_PER_WORKER * threads))}
+    if per_row > 0:
+        bounds[f"{TASK_SECONDS:g} s of work"] = int(TASK_SECONDS / per_row)
+    rule = min(bounds, key=bounds.get)
+    if bounds[rule] < MIN_BLOCK_ROWS:
+        return MIN_BLOCK_ROWS, "smallest partition"
+    return int(bounds[rule]), rule
+
+
+#: chebcenter's warm-up steps (chebcenter.warmup) each method of the log audit can reach; with
+#: interval rows (a release, a link other than softmax) the methods' "_intervals" steps too
+_STEPS_OF = {"half": ("half",), "ls": ("ls",), "half_star": ("half_star",), "cls": ("cls", "cls_gelsd"),
+             "rcc1": ("rcc1", "rcc1_segment"), "rcc2": ("rcc2",), "exact": ("exact",), "auto": ("auto",),
+             "bnb": ("bnb",), "project": ("project",), "prior": ("project",), "gaussian": ("project",)}
+_INTERVAL_STEPS = {"cls": "cls_intervals", "rcc1": "rcc1_intervals", "rcc2": "rcc2_intervals",
+                   "exact": "exact_intervals", "auto": "exact_intervals", "project": "project_intervals",
+                   "prior": "project_intervals", "gaussian": "project_intervals"}
+
+
+def _compile_once(model, methods, release) -> float:
+    """Compile, in this process's machine, every kernel the methods can reach that numba's
+    cache lacks, before any worker starts: chebcenter's warm-up steps (each runs its method on
+    fixed problems that take the rare routes too: a projection, a fallback, a rank-deficient
+    subproblem), split over the cores, which the idle workers leave free. Calibrating on
+    sample rows instead missed routes only some rows take (rcc1's barrier fallback, the
+    projection onto S_F), and 8 workers on 2 cores then compiled them side by side mid-run:
+    a 200 000-row log's partitions took 63 s instead of 9. Returns the seconds taken (a few
+    hundredths when the cache is warm)."""
+    import os
+
+    import chebcenter._warmup as warm
+
+    bounded = model.link != "softmax" or (release is not None and not release.exact)
+    steps = [s for m in methods for s in _STEPS_OF.get(m, ())]
+    if bounded:
+        steps += [_INTERVAL_STEPS[m] for m in methods if m in _INTERVAL_STEPS]
+    steps = [s for s in dict.fromkeys(steps) if s in warm.STEPS]
+    t0 = time.perf_counter()
+    cold = warm.cold_steps(steps)
+    if cold:
+        warm.warmup(cold, jobs=max(1, min(len(cold), os.cpu_count() or 1, 4)))
+    return time.perf_counter() - t0
+
+
+def _calibrate(model, part, columns, methods, prior, method_options, release) -> tuple[float, float]:
+    """Attack the first 256 rows of ``part`` twice on one numba thread: ``(seconds of the first
+    run, which compiles or loads the kernels, seconds per row of the second)``."""
+    import numba
+
+    df = read_part(part, columns).head(256)
+    if df.empty:
+        return 0.0, 0.0
+    before = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        t0 = time.perf_counter()
+        _attack_df(model, df, methods, prior, method_options, release)
+        t1 = time.perf_counter()
+        _attack_df(model, df, methods, prior, method_options, release)
+        t2 = time.perf_counter()
+    finally:
+        numba.set_num_threads(before)
+    return t1 - t0, (t2 - t1) / len(df)
+
+
 def _warm_worker(model, methods, prior, method_options, release):
     """Load every kernel the partitions will call, on a worker, before they run: a 4-row
     attack of the same model, methods and release (a worker's first partition paid 3-4 s of
@@ -439,8 +555,18 @@ def _run(tasks, client, progress, rows, warm=None):
 
     t0 = time.perf_counter()
     if warm is not None:
-        # a warm-up only: an error, or a worker lost meanwhile, is left to the partitions' own tasks
-        client.run(_warm_worker, *warm, on_error="ignore")
+        # a warm-up only: an error, or a worker lost meanwhile, is left to the partitions' own tasks.
+        # One worker per machine first: it compiles what numba's cache on that machine lacks (this
+        # process filled the cache of its own), and the others then load the kernels, never
+        # compiling the same ones side by side
+        hosts: dict = {}
+        for addr, info in client.scheduler_info().get("workers", {}).items():
+            hosts.setdefault(info.get("host"), []).append(addr)
+        first = [a[0] for a in hosts.values()]
+        rest = [x for a in hosts.values() for x in a[1:]]
+        for group in (first, rest):
+            if group:
+                client.run(_warm_worker, *warm, workers=group, on_error="ignore")
     t1 = time.perf_counter()
     futures = client.compute(tasks)
     size = {f.key: n for f, n in zip(futures, rows)}
