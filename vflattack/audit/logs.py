@@ -559,11 +559,19 @@ def _run(tasks, client, progress, rows, warm=None):
         # One worker per machine first: it compiles what numba's cache on that machine lacks (this
         # process filled the cache of its own), and the others then load the kernels, never
         # compiling the same ones side by side
+        # (this machine's workers all at once: this process compiled what they need)
+        import socket
+
+        here = {"127.0.0.1", "localhost", "::1", socket.gethostname()}
+        try:
+            here.add(socket.gethostbyname(socket.gethostname()))
+        except OSError:
+            pass
         hosts: dict = {}
         for addr, info in client.scheduler_info().get("workers", {}).items():
             hosts.setdefault(info.get("host"), []).append(addr)
-        first = [a[0] for a in hosts.values()]
-        rest = [x for a in hosts.values() for x in a[1:]]
+        first = [x for h, a in hosts.items() for x in (a if h in here else a[:1])]
+        rest = [x for h, a in hosts.items() if h not in here for x in a[1:]]
         for group in (first, rest):
             if group:
                 client.run(_warm_worker, *warm, workers=group, on_error="ignore")
