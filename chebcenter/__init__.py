@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from . import theory
 from ._errors import DASK_HINT, ChebcenterError, InvalidInputError, MissingBackendError, import_dask
+from ._warmup import cold_steps as cold_warmup_steps
 from ._warmup import start_helper as start_warmup_helper
 from ._warmup import warmup
 from .methods import METHODS
@@ -32,6 +33,7 @@ __all__ = [
     "QuadraticSet",
     "Status",
     "chebyshev_center",
+    "cold_warmup_steps",
     "import_dask",
     "start_warmup_helper",
     "theory",

@@ -476,17 +476,16 @@ def _compile_once(model, methods, release) -> float:
     hundredths when the cache is warm)."""
     import os
 
-    import chebcenter._warmup as warm
+    import chebcenter as cc
 
     bounded = model.link != "softmax" or (release is not None and not release.exact)
     steps = [s for m in methods for s in _STEPS_OF.get(m, ())]
     if bounded:
         steps += [_INTERVAL_STEPS[m] for m in methods if m in _INTERVAL_STEPS]
-    steps = [s for s in dict.fromkeys(steps) if s in warm.STEPS]
     t0 = time.perf_counter()
-    cold = warm.cold_steps(steps)
+    cold = cc.cold_warmup_steps(tuple(dict.fromkeys(steps)))
     if cold:
-        warm.warmup(cold, jobs=max(1, min(len(cold), os.cpu_count() or 1, 4)))
+        cc.warmup(cold, jobs=max(1, min(len(cold), os.cpu_count() or 1, 4)))
     return time.perf_counter() - t0
 
 
