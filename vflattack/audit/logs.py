@@ -427,17 +427,23 @@ TASK_SECONDS = 1.0
 MIN_BLOCK_ROWS = 1000
 
 
-def _worker_threads(client) -> int:
-    """The threads that run partitions: every worker's, on a cluster; else this machine's cores
-    (dask's threaded scheduler)."""
-    import os
-
+def _active_client(client):
+    """``client``, else the active dask.distributed client, else None (dask's threads)."""
     if client is None:
         try:
             from distributed import default_client
             client = default_client()
         except (ImportError, ValueError):
             client = None
+    return client
+
+
+def _worker_threads(client) -> int:
+    """The threads that run partitions: every worker's, on a cluster; else this machine's cores
+    (dask's threaded scheduler)."""
+    import os
+
+    client = _active_client(client)
     if client is None:
         return max(1, os.cpu_count() or 1)
     workers = client.scheduler_info().get("workers", {})
@@ -535,12 +541,7 @@ def _run(tasks, client, progress, rows, warm=None):
     load their kernels (:func:`_warm_worker` with ``warm``)."""
     import dask
 
-    if client is None:
-        try:
-            from distributed import default_client
-            client = default_client()
-        except (ImportError, ValueError):
-            client = None
+    client = _active_client(client)
     if client is None:
         import warnings
 
