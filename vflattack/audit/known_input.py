@@ -11,7 +11,6 @@ import time
 from typing import Any
 
 import numpy as np
-from scipy.stats import ortho_group
 
 from .._validate import InvalidInputError
 from ..attacks import attack_orthogonal_defence, known_input_attack, orthogonal_defence
@@ -22,6 +21,9 @@ __all__ = ["perturb", "run_known_input"]
 
 def perturb(X: np.ndarray, rng, translation: bool = False):
     """``Y[perm[i]] = M_T x_i (+ v)``: a Haar rotation, a secret permutation, an optional translation."""
+    # imported here: scipy.stats is about 20 MB that every log-audit worker would otherwise hold
+    from scipy.stats import ortho_group
+
     n = X.shape[1]
     M_T = ortho_group.rvs(n, random_state=rng)
     perm = rng.permutation(X.shape[0])
