@@ -12,6 +12,7 @@ from . import theory
 from ._errors import DASK_HINT, ChebcenterError, InvalidInputError, MissingBackendError, import_dask
 from ._warmup import cold_steps as cold_warmup_steps
 from ._warmup import start_helper as start_warmup_helper
+from ._warmup import steps_of as warmup_steps_of
 from ._warmup import warmup
 from .methods import METHODS
 from .results import BatchResult, CenterResult, FeatureRanges, Status
@@ -38,4 +39,5 @@ __all__ = [
     "start_warmup_helper",
     "theory",
     "warmup",
+    "warmup_steps_of",
 ]

@@ -24,7 +24,7 @@ import numpy as np
 
 from .methods import warmup_steps
 
-__all__ = ["EXTRAS", "ORDER", "STEPS", "Helper", "cache_is_cold", "cold_steps", "start_helper", "warmup"]
+__all__ = ["EXTRAS", "ORDER", "STEPS", "Helper", "cache_is_cold", "cold_steps", "start_helper", "steps_of", "warmup"]
 
 #: the steps, each owned by one method of the table (``MethodSpec.warmup``), by name
 _STEPS = {step.name: (spec, step) for spec, step in warmup_steps()}
@@ -55,6 +55,28 @@ def _cached_here(kernel) -> bool:
     index = kernel._cache._cache_file._load_index()
     magic = kernel.targetctx.codegen().magic_tuple()
     return any(key[1] == magic for key in index)
+
+
+def steps_of(methods, rows=("equality",)) -> tuple:
+    """The warm-up steps the method table declares for ``methods`` (names of
+    :data:`chebcenter.METHODS`) on the kinds of ``rows`` (``"equality"``, ``"interval"``), in
+    the table's order: what those methods can reach, their rare routes included (a
+    rank-deficient subproblem, a fallback), to compile before many processes use them.
+
+    Examples
+    --------
+    >>> steps_of(["cls"], rows=("equality", "interval"))
+    ('cls', 'cls_gelsd', 'cls_intervals')
+    """
+    from ._errors import InvalidInputError
+
+    methods = (methods,) if isinstance(methods, str) else tuple(methods)
+    owners = {spec.name for spec, _ in _STEPS.values()}
+    bad = [m for m in methods if m not in owners]
+    if bad:
+        raise InvalidInputError(f"methods: {bad[0]!r} has no warm-up steps; methods with steps: "
+                                f"{', '.join(sorted(owners))}")
+    return tuple(name for name, (spec, step) in _STEPS.items() if spec.name in methods and step.rows in rows)
 
 
 def cold_steps(steps=None) -> tuple:

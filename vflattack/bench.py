@@ -97,6 +97,7 @@ def run_audit(root: pathlib.Path, workers: int, release: str | None = None, cach
     others = [r for pid, r in per_proc.items() if pid != proc.pid]
     return {"workers": workers, "wall_s": wall, "rows": c["rows"], "task_s": c["task_seconds"],
             "warm_s": c.get("warm_seconds", 0.0), "calibrate_s": c.get("calibrate_seconds", 0.0),
+            "compile_s": c.get("compile_seconds", 0.0),
             "outside_s": wall - c["task_seconds"], "partitions": c["partitions"], "block_rule": c.get("block_rule"),
             "peak_rss_mb": peak / 2**20, "worker_rss_mb": (max(others) if others else 0) / 2**20,
             "statuses": {r["method"]: r["status"] for r in rep["records"]}}

@@ -451,10 +451,16 @@ class VFLModel:
         s = float(np.median(norms)) if norms.size else 0.0
         return s if np.isfinite(s) and s > 0 else 1.0
 
+    def domain_rows(self, bounded: bool) -> tuple[np.ndarray, float]:
+        """``(s G, s)``: the groups' rows as :meth:`domain_slice` holds them and their
+        right-hand side (:meth:`domain_scale`), appended to a record's rows by
+        :func:`vflattack.attacks.whitebox.with_domain_rows`."""
+        s = self.domain_scale(bounded)
+        return s * self.domain_matrix, s
+
     @cached_property
     def _domain_slices(self) -> dict:
-        G = self.domain_matrix
-        return {b: cc.BoxSlice(np.vstack([self.row_matrix if b else self.system_matrix, self.domain_scale(b) * G]),
+        return {b: cc.BoxSlice(np.vstack([self.row_matrix if b else self.system_matrix, self.domain_rows(b)[0]]),
                                lo=0.0, hi=1.0)
                 for b in (False, True)}
 

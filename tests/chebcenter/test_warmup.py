@@ -24,6 +24,21 @@ def test_warmup_runs_the_named_steps_and_names_a_bad_one():
     assert set(_warmup.ORDER) <= set(cc.METHODS) | {"ranges", "bnb"}   # the methods, in order of first use
 
 
+def test_the_steps_of_methods_come_from_the_table():
+    """Every step a method declares, by the kind of rows, and none of another method's; the log
+    audit compiles these before its workers start (vflattack.audit.logs._compile_once)."""
+    from chebcenter.methods import warmup_steps
+
+    assert cc.warmup_steps_of("rcc1") == ("rcc1", "rcc1_segment")
+    assert cc.warmup_steps_of(["rcc1", "exact"], rows=("equality", "interval")) == (
+        "rcc1", "exact", "bnb", "rcc1_segment", "rcc1_intervals", "exact_intervals")
+    every = cc.warmup_steps_of(sorted({spec.name for spec, _ in warmup_steps()}),
+                               rows=("equality", "interval", "polytope"))
+    assert set(every) == set(_warmup.STEPS)
+    with pytest.raises(cc.InvalidInputError, match="methods: 'nope' has no warm-up steps"):
+        cc.warmup_steps_of(["half", "nope"])
+
+
 def test_cli_warmup_compiles_and_reports():
     out = subprocess.run([sys.executable, "-m", "chebcenter", "warmup"], capture_output=True, text=True,
                          timeout=600)

@@ -308,13 +308,3 @@ def test_the_log_is_cut_four_partitions_per_worker_and_the_times_are_reported(cl
                       client=client, block_rows=5_000)
     assert again.config["block_rule"] == "given" and again.config["partitions"] != rep.config["partitions"]
     np.testing.assert_allclose(again.records[0]["mse_ci"], rep.records[0]["mse_ci"], rtol=1e-9)
-
-
-def test_the_log_audits_warm_up_steps_are_chebcenters():
-    """Every step the log audit asks chebcenter to compile exists (a renamed step would be
-    skipped by cold_warmup_steps' lookup and compiled mid-run by every worker instead)."""
-    from chebcenter._warmup import STEPS
-    from vflattack.audit.logs import _INTERVAL_STEPS, _STEPS_OF
-
-    named = {s for v in _STEPS_OF.values() for s in v} | set(_INTERVAL_STEPS.values())
-    assert named <= set(STEPS), named - set(STEPS)

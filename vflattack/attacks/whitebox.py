@@ -289,8 +289,7 @@ def with_domain_rows(model: VFLModel, system: Any) -> Any:
     import dataclasses
 
     bounded = isinstance(system, BoundedSystem)
-    scale = model.domain_scale(bounded)
-    G = scale * model.domain_matrix
+    G, scale = model.domain_rows(bounded)
     ones = np.where(system.valid[:, None], scale, np.nan) * np.ones((1, G.shape[0]))
     A = np.vstack([system.A, G])
     if bounded:

@@ -296,8 +296,8 @@ def attack_log(model: VFLModel, log: Any, parts_dir: Any, *, passive_log: Any = 
     if not methods:
         raise InvalidInputError(f"no method left to run: {dropped} need a prior (prior=, --prior-file)")
     columns, passive_cols = _checked_columns(model, log, passive_log, release)
-    t_cal = time.perf_counter()
     compile_s = _compile_once(model, methods, release)
+    t_cal = time.perf_counter()
     parts = partitions(log, BLOCK_ROWS if block_rows is None else block_rows)
     total = sum(p.rows for p in parts)
     load_s, per_row = _calibrate(model, parts[0], columns, methods, prior, method_options, release) if parts \
@@ -461,16 +461,6 @@ def _block_size(total: int, threads: int, per_row: float) -> tuple[int, str]:
     return int(bounds[rule]), rule
 
 
-#: chebcenter's warm-up steps (chebcenter.warmup) each method of the log audit can reach; with
-#: interval rows (a release, a link other than softmax) the methods' "_intervals" steps too
-_STEPS_OF = {"half": ("half",), "ls": ("ls",), "half_star": ("half_star",), "cls": ("cls", "cls_gelsd"),
-             "rcc1": ("rcc1", "rcc1_segment"), "rcc2": ("rcc2",), "exact": ("exact",), "auto": ("auto",),
-             "bnb": ("bnb",), "project": ("project",), "prior": ("project",), "gaussian": ("project",)}
-_INTERVAL_STEPS = {"cls": "cls_intervals", "rcc1": "rcc1_intervals", "rcc2": "rcc2_intervals",
-                   "exact": "exact_intervals", "auto": "exact_intervals", "project": "project_intervals",
-                   "prior": "project_intervals", "gaussian": "project_intervals"}
-
-
 def _compile_once(model, methods, release) -> float:
     """Compile, in this process's machine, every kernel the methods can reach that numba's
     cache lacks, before any worker starts: chebcenter's warm-up steps (each runs its method on
@@ -485,11 +475,11 @@ def _compile_once(model, methods, release) -> float:
     import chebcenter as cc
 
     bounded = model.link != "softmax" or (release is not None and not release.exact)
-    steps = [s for m in methods for s in _STEPS_OF.get(m, ())]
-    if bounded:
-        steps += [_INTERVAL_STEPS[m] for m in methods if m in _INTERVAL_STEPS]
+    # the prior-aware attacks are chebcenter's metric projection; the baselines compile nothing
+    used = {"project" if m in PRIOR_METHODS else m for m in methods} & set(cc.METHODS)
+    steps = cc.warmup_steps_of(sorted(used), rows=("equality", "interval") if bounded else ("equality",))
     t0 = time.perf_counter()
-    cold = cc.cold_warmup_steps(tuple(dict.fromkeys(steps)))
+    cold = cc.cold_warmup_steps(steps)
     if cold:
         cc.warmup(cold, jobs=max(1, min(len(cold), os.cpu_count() or 1, 4)))
     return time.perf_counter() - t0
@@ -556,10 +546,9 @@ def _run(tasks, client, progress, rows, warm=None):
     t0 = time.perf_counter()
     if warm is not None:
         # a warm-up only: an error, or a worker lost meanwhile, is left to the partitions' own tasks.
-        # One worker per machine first: it compiles what numba's cache on that machine lacks (this
-        # process filled the cache of its own), and the others then load the kernels, never
-        # compiling the same ones side by side
-        # (this machine's workers all at once: this process compiled what they need)
+        # This machine's workers load the kernels this process compiled, all at once; on another
+        # machine one worker first compiles what its cache lacks, then the others load them, never
+        # compiling the same kernels side by side
         import socket
 
         here = {"127.0.0.1", "localhost", "::1", socket.gethostname()}

@@ -9,7 +9,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from .base import Report
+from .base import Report, fmt_interval
 
 __all__ = ["AuditReport"]
 
@@ -118,22 +118,22 @@ class AuditReport(Report, kind="audit", csv_name="mse.csv"):
             for row in (s for s in summary if s["dataset"] == ds and s["n_passive"] == d):
                 st = ", ".join(f"{k}:{v}" for k, v in row["status"].items())
                 spread = f"{row['mse_std']:>9.5f}" if several else " " * 9
-                out.append(f"  {row['method']:<10} {row['mse']:>10.5f} {_fmt_ci(row['mse_lo'], row['mse_hi'], 21)} "
+                out.append(f"  {row['method']:<10} {row['mse']:>10.5f} {fmt_interval(row['mse_lo'], row['mse_hi'], 21)} "
                            f"{spread} {row['worst_case']:>8.4f}  {row['seconds']:>9.3f}  {st}")
             if "exposure" in g:
                 e = g["exposure"]
                 ci = e.get("ci", {})
                 out += [f"  leakage beyond the prior (prior-only MSE - best attack MSE): {e['leakage']:+.5f} "
-                        f"({level:.0%} interval {_fmt_ci(*ci.get('leakage', [np.nan, np.nan]), signed=True)})",
+                        f"({level:.0%} interval {fmt_interval(*ci.get('leakage', [np.nan, np.nan]), spec='+.5f')})",
                         f"  per-record minimax radius r*/sqrt(d): median {e['median']:.4f} "
-                        f"({level:.0%} interval {_fmt_ci(*ci.get('radius_median', [np.nan, np.nan]))}; p10 {e['p10']:.4f}, "
+                        f"({level:.0%} interval {fmt_interval(*ci.get('radius_median', [np.nan, np.nan]))}; p10 {e['p10']:.4f}, "
                         f"p90 {e['p90']:.4f}; exact on {e['exact_share']:.0%} of records); {e['below_threshold']:.1%} "
-                        f"of records have r* <= {e['threshold']:g} ({_fmt_ci(*ci.get('below_threshold', [np.nan] * 2), pct=True)})",
+                        f"of records have r* <= {e['threshold']:g} ({fmt_interval(*ci.get('below_threshold', [np.nan] * 2), spec='.1%')})",
                         f"  features pinned within {e['tau']:.0%} of their range"
                         + (f" beyond the deployment's rounding (median {e['noise_width']:.1e})"
                            if e.get("noise_width", 0.0) > 0 else "")
                         + f": {e['pinned_share']:.1%} of a record's "
-                        f"features on average ({_fmt_ci(*ci.get('pinned', [np.nan] * 2), pct=True)}); most pinned: "
+                        f"features on average ({fmt_interval(*ci.get('pinned', [np.nan] * 2), spec='.1%')}); most pinned: "
                         + ", ".join(f"col {c}: {v:.1%}" for c, v in e["pinned_top"])]
             for row in g.get("parties", []):
                 out.append(f"  party {row['party']} ({row['n_features']} features: cols {row['columns']}): best attack "
@@ -171,7 +171,7 @@ class AuditReport(Report, kind="audit", csv_name="mse.csv"):
             return f"{where}: no score-based attack ran, so leakage beyond the prior is not measured."
         lo, hi = group.get("exposure", {}).get("ci", {}).get("leakage", [float("nan")] * 2)
         if np.isfinite(lo) and np.isfinite(hi):   # the verdict reads the interval, not the point value
-            ci = f" (leakage {prior - best:+.5f}, {group.get('ci_level', 0.95):.0%} interval {_fmt_ci(lo, hi, signed=True)})"
+            ci = f" (leakage {prior - best:+.5f}, {group.get('ci_level', 0.95):.0%} interval {fmt_interval(lo, hi, spec='+.5f')})"
             if lo > 0:
                 return (f"{where}: the scores leak beyond the prior: the best attack ({', '.join(names)}) reaches MSE "
                         f"{best:.5f} against {prior:.5f} for the prior alone ({group['lower_share']:.0%} lower){ci}.")
@@ -304,15 +304,3 @@ def _ci(records: list, path: tuple) -> list[float]:
     for key in path:
         v = v.get(key) if isinstance(v, dict) else None
     return [float(v[0]), float(v[1])] if isinstance(v, (list, tuple)) and len(v) == 2 else [float("nan")] * 2
-
-
-def _fmt_ci(lo: float, hi: float, width: int = 0, signed: bool = False, pct: bool = False) -> str:
-    if not (np.isfinite(lo) and np.isfinite(hi)):
-        text = "—"
-    elif pct:
-        text = f"[{lo:.1%}, {hi:.1%}]"
-    elif signed:
-        text = f"[{lo:+.5f}, {hi:+.5f}]"
-    else:
-        text = f"[{lo:.5f}, {hi:.5f}]"
-    return f"{text:>{width}}" if width else text

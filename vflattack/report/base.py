@@ -21,7 +21,21 @@ import numpy as np
 from .directory import report_dir
 from .html import render_html
 
-__all__ = ["Report", "to_jsonable"]
+__all__ = ["Report", "fmt_interval", "to_jsonable"]
+
+
+def fmt_interval(lo: Any, hi: Any, width: int = 0, spec: str = ".5f", empty: str = "—") -> str:
+    """``[lo, hi]`` formatted with ``spec`` (``empty`` where either end is missing or not
+    finite), right-aligned in ``width`` when given: every report's intervals.
+
+    Examples
+    --------
+    >>> fmt_interval(0.01, 0.02, spec="+.3f"), fmt_interval(float("nan"), 1.0), fmt_interval(0.1, 0.25, 14, ".1%")
+    ('[+0.010, +0.020]', '—', '[10.0%, 25.0%]')
+    """
+    ok = lo is not None and hi is not None and bool(np.isfinite(lo) and np.isfinite(hi))
+    text = f"[{lo:{spec}}, {hi:{spec}}]" if ok else empty
+    return f"{text:>{width}}" if width else text
 
 
 @dataclass

@@ -8,7 +8,7 @@ import pathlib
 from dataclasses import asdict, dataclass, is_dataclass
 from typing import ClassVar
 
-from .base import Report
+from .base import Report, fmt_interval
 
 __all__ = ["DesignReport"]
 
@@ -56,7 +56,7 @@ class DesignReport(Report, kind="design", json_name="design.json", csv_name="cur
             out.append(f"  {r['release']:<22} {'yes' if r['meets'] else 'no':>5} {r['certified']:>9} "
                        f"{r['failing']:>7} {r['outside']:>7} {r['worst']:>15.4g} {r['median']:>8.4g} "
                        f"{r['agreement']:>8.1%} {r['score_change']:>9.2g} {r['max_change']:>8.2g} {_leak(r['leakage']):>9} "
-                       f"{_leak_ci(r.get('leakage_lo'), r.get('leakage_hi')):>19}{mark}")
+                       f"{fmt_interval(r.get('leakage_lo'), r.get('leakage_hi'), 19, '+.4f', '-')}{mark}")
         if cfg.get("leakage_measured") is False:
             out.append("  (leakage: no passive features given, not measured)")
         else:
@@ -113,8 +113,3 @@ class DesignReport(Report, kind="design", json_name="design.json", csv_name="cur
 def _leak(v) -> str:
     return "-" if v is None or v != v else f"{v:+.4f}"
 
-
-def _leak_ci(lo, hi) -> str:
-    if lo is None or hi is None or lo != lo or hi != hi:
-        return "-"
-    return f"[{lo:+.4f}, {hi:+.4f}]"

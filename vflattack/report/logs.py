@@ -9,7 +9,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from .base import Report
+from .base import Report, fmt_interval
 
 __all__ = ["LogAuditReport"]
 
@@ -76,19 +76,19 @@ class LogAuditReport(Report, kind="log_audit", csv_name="mse.csv"):
             mse = f"{r['mse']:>10.5f}" if r["mse"] is not None and np.isfinite(r["mse"]) else f"{'—':>10}"
             if iv:
                 lo, hi = r.get("mse_ci") or [float("nan")] * 2
-                mse += f" {f'[{lo:.5f}, {hi:.5f}]':>21}" if np.isfinite(lo) and np.isfinite(hi) else f" {'—':>21}"
+                mse += " " + fmt_interval(lo, hi, 21)
             if units:
                 du = r.get("mse_data_units")
                 mse += f" {du:>12.5g}" if du is not None and np.isfinite(du) else f" {'—':>12}"
                 ulo, uhi = r.get("mse_data_units_ci") or [float("nan")] * 2
                 if iv:
-                    mse += f" {f'[{ulo:.4g}, {uhi:.4g}]':>21}" if np.isfinite(ulo) and np.isfinite(uhi) else f" {'—':>21}"
+                    mse += " " + fmt_interval(ulo, uhi, 21, ".4g")
             if read:
                 share = r.get("binary_exact_share")
                 mse += f" {share:>9.1%}" if share is not None and np.isfinite(share) else f" {'—':>9}"
                 if iv:
                     blo, bhi = r.get("binary_exact_ci") or [float("nan")] * 2
-                    mse += f" {f'[{blo:.1%}, {bhi:.1%}]':>16}" if np.isfinite(blo) and np.isfinite(bhi) else f" {'—':>16}"
+                    mse += " " + fmt_interval(blo, bhi, 16, ".1%")
             lines.append(f"  {r['method']:<10} {mse}  {st}")
         lines += self._party_lines()
         if c.get("skipped_without_prior"):

@@ -9,7 +9,7 @@ from typing import ClassVar
 import numpy as np
 
 from .audit import _mean
-from .base import Report
+from .base import Report, fmt_interval
 
 __all__ = ["SweepReport", "release_dirname"]
 
@@ -74,7 +74,7 @@ class SweepReport(Report, kind="release_sweep", json_name="sweep.json", csv_name
                           f"{'top kept':>8}")
             for s in rows:
                 lo, hi = s.get("leakage_lo", np.nan), s.get("leakage_hi", np.nan)
-                ci = f"[{lo:+.5f}, {hi:+.5f}]" if np.isfinite(lo) and np.isfinite(hi) else "—"
+                ci = fmt_interval(lo, hi, spec="+.5f")
                 blocks.append(f"  {s['release']:<14} {s['best_attack'] or '-':>12} {s['best_mse']:>9.5f} "
                               f"{s['naive_mse']:>10.5f} {s['naive_rows']:>5}/{s['n_predictions']:<5} "
                               f"{s['prior_mse']:>10.5f} {s['leakage']:>+9.5f} {ci:>22} {s['radius_median']:>10.4f} "
