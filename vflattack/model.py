@@ -403,7 +403,15 @@ class VFLModel:
     def with_domain(self, onehot: Any = None, binary: Any = None) -> VFLModel:
         """This model with the passive features' encoding known: one-hot groups and binary
         columns (class docstring). The published values are unchanged; the sets gain a row per
-        group."""
+        group, ``sum_{j in g} x_j = 1`` (:meth:`domain_rows`).
+
+        Examples
+        --------
+        >>> m = VFLModel(np.zeros((1, 0)), np.ones((1, 4)), np.zeros(1), link="identity")
+        >>> coded = m.with_domain(onehot=[[1, 2, 3]])
+        >>> coded.onehot, coded.domain_slice(False).rank    # x0 + x1 + x2 + x3 = z and x1 + x2 + x3 = 1
+        (((1, 2, 3),), 2)
+        """
         import dataclasses
 
         return dataclasses.replace(self, onehot=onehot, binary=binary)

@@ -163,7 +163,9 @@ class ReleaseKind:
     (``top=``), ``takes_dp`` (``dp=``), ``recovers`` (the scores are recovered first,
     through ``recover``, which the attacks layer registers: :func:`register_recovery`),
     ``clips`` (the values are clipped to ``[v, 1 - v]``: a value at an end stands for any
-    beyond it)."""
+    beyond it), ``arithmetic`` (the kind is the deployment's own number format, not a
+    protection: its width is the floor of the exposure's pinned rule,
+    :mod:`vflattack.audit.privacy`)."""
 
     name: str
     param: Param | None
@@ -185,6 +187,7 @@ class ReleaseKind:
     recovers: bool = False
     recover: Callable[[Any], tuple] | None = None
     clips: bool = False
+    arithmetic: bool = False
 
 
 def register_recovery(kinds: Any, recover: Callable[[Any], tuple]) -> None:
@@ -1135,7 +1138,7 @@ TABLE: dict[str, ReleaseKind] = {e.name: e for e in (
                 "probabilities to {d} significant digits", half_widths=_sig_half_widths, output_links="any"),
     ReleaseKind("float32", None, lambda r, P, log_P, gen: P.astype(np.float32), _round,
                 "probabilities as float32 (relative precision 2^-24, subnormals below 2^-126)",
-                half_widths=_float32_half_widths, output_links="any"),
+                half_widths=_float32_half_widths, output_links="any", arithmetic=True),
     ReleaseKind("privee", Param("rho", _rho_check, optional=True), _publish_privee, _recovered_bounds, _privee_words,
                 recovers=True),
     ReleaseKind("priveeplus", None, lambda r, P, log_P, gen: privee_publish(P, None, gen), _recovered_bounds,

@@ -164,7 +164,13 @@ class FeatureBounds:
 
     def with_binary(self, columns: Any) -> FeatureBounds:
         """These bounds with ``[0, 1]`` on ``columns`` (features known to be 0 or 1: their range
-        is known, whatever was observed)."""
+        is known, whatever was observed).
+
+        Examples
+        --------
+        >>> FeatureBounds([-0.05, -2.0], [1.05, 8.0]).with_binary([0]).lo.tolist()
+        [0.0, -2.0]
+        """
         cols = [int(c) for c in columns]
         if not cols:
             return self

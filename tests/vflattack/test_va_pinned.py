@@ -88,3 +88,13 @@ def test_a_saturated_output_is_no_floor():
     assert sb.U[0, 0] - sb.L[0, 0] > 1.0            # saturated: the first output is 1.0
     e = exposure(m, None, sb.valid, system=sb, rounding_only=True)
     assert e.noise[0, 0] < 1e-6 and not e.pinned(0.0)[0, 0]
+
+
+def test_a_float32_release_is_rounding_and_a_rounded_one_is_protection():
+    """The release table says which kinds are the deployment's own number format
+    (ReleaseKind.arithmetic): float32's width is a floor of the pinned rule, six decimals' is not."""
+    kw = dict(n_passive=(2,), methods=("exact",), tau=0.0, seeds=(0,))
+    f32 = va.run_audit("wine", release=va.Release("float32"), **kw).records[0].privacy
+    r6 = va.run_audit("wine", release=va.Release("round", 6), **kw).records[0].privacy
+    assert f32["noise_width"] > 0 and r6["noise_width"] == 0
+    assert np.nanmean(f32["pinned"]) > np.nanmean(r6["pinned"])

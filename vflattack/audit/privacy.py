@@ -136,7 +136,14 @@ def exposure(model: VFLModel, B: np.ndarray | None, valid: np.ndarray, system: A
 
 def noise_widths(sl: cc.BoxSlice, L: np.ndarray, U: np.ndarray) -> np.ndarray:
     """(N, d): the width the interval rows' own noise leaves on each feature (module docstring),
-    ``sum_i |A^+_{ji}| min(U_i - L_i, span_i)``, span_i the row's range over the box."""
+    ``sum_i |A^+_{ji}| min(U_i - L_i, span_i)``, span_i the row's range over the box.
+
+    Examples
+    --------
+    >>> sl = cc.BoxSlice(np.array([[2.0, 0.0], [1.0, 1.0]]))     # x0 = z0 / 2, x1 = z1 - z0 / 2
+    >>> noise_widths(sl, np.array([[0.0, 0.0]]), np.array([[1e-6, 1e-6]])).round(12).tolist()
+    [[5e-07, 1.5e-06]]
+    """
     A = np.asarray(sl.A, dtype=float)
     side = float(np.max(np.asarray(sl.hi, dtype=float) - np.asarray(sl.lo, dtype=float)))
     span = np.abs(A).sum(axis=1) * side

@@ -199,8 +199,8 @@ def _audit_record(dataset, sc, prior, methods, method_options, bar, t0, exposure
         naive, naive_rows = _naive_mse(model, release, scores, Y, X)
         t_naive = time.perf_counter() - t_naive
     if exposure:
-        # the float32 release is the deployment's own arithmetic, as an exact release of a float32 model
-        rounding = not released or release.kind == "float32"
+        # a release of the deployment's own number format (float32) is rounding, as an exact release is
+        rounding = not released or release.entry.arithmetic
         expo = (_exposure(model, None, res.system.valid, system=res.system, rounding_only=rounding) if bounded
                 else _exposure(model, np.nan_to_num(res.system.B), res.system.valid))
         prior_mse = float(np.mean((X[rows] - prior.mean) ** 2)) if rows.any() else float("nan")
