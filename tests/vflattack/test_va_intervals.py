@@ -110,6 +110,14 @@ def test_the_poisson_weights_belong_to_the_records_not_the_partitions():
         np.testing.assert_allclose(poisson_replicates(parts, "v"), whole, rtol=1e-12)
     other = poisson_replicates([poisson_sums({"v": v}, seed=4)], "v")
     assert not np.allclose(other, whole)
+    # a refused record keeps its position: the others' weights do not move, whether it is left
+    # out of a partition by hand or masked in it
+    keep = np.ones(1000, dtype=bool)
+    keep[[3, 400, 401, 999]] = False
+    masked = poisson_replicates([poisson_sums({"v": np.where(keep, v, np.nan)}, seed=3, keep=keep)], "v")
+    runs = [(0, 3), (4, 400), (402, 999)]
+    by_hand = poisson_replicates([poisson_sums({"v": v[a:b]}, seed=3, start=a) for a, b in runs], "v")
+    np.testing.assert_allclose(masked, by_hand, rtol=1e-12)
 
 
 def test_the_log_audits_poisson_bootstrap_covers_the_true_mse():

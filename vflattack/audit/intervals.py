@@ -59,7 +59,8 @@ def _poisson_weights(seed: int, start: int, n: int, resamples: int) -> np.ndarra
     return w
 
 
-def poisson_sums(values: dict, *, resamples: int = LOG_RESAMPLES, seed: int = LOG_SEED, start: int = 0) -> dict:
+def poisson_sums(values: dict, *, resamples: int = LOG_RESAMPLES, seed: int = LOG_SEED, start: int = 0,
+                 keep: Any = None) -> dict:
     """One partition's share of a **Poisson bootstrap** (for a log too large to resample as a
     whole): each record gets an independent Poisson(1) weight per replicate, a function of the
     seed and of the record's position in the log (``start`` is the partition's first row), so
@@ -68,7 +69,10 @@ def poisson_sums(values: dict, *, resamples: int = LOG_RESAMPLES, seed: int = LO
     over partitions, ``sum / weight`` is a replicate of the mean over the whole log: as the
     multinomial bootstrap when the number of records is large (each record's count in a
     resample of n from n is Binomial(n, 1/n), which tends to Poisson(1)). ``values``:
-    ``{name: (n,) per-record values}`` over the same records; ``resamples`` a multiple of 8.
+    ``{name: (n,) per-record values}`` over the same records, the partition's rows in order;
+    ``keep`` (n,) booleans, default all: the records that count (a refused row keeps its
+    position, and so every other record's weights, but weighs nothing); ``resamples`` a
+    multiple of 8.
 
     Examples
     --------
@@ -86,10 +90,12 @@ def poisson_sums(values: dict, *, resamples: int = LOG_RESAMPLES, seed: int = LO
         out[k] = np.zeros(int(resamples))
     if n == 0:
         return out
-    V = np.column_stack([np.asarray(values[k], dtype=float) for k in names])
+    keep = np.ones(n, dtype=bool) if keep is None else np.asarray(keep, dtype=bool)
+    V = np.column_stack([np.where(keep, np.asarray(values[k], dtype=float), 0.0) for k in names])
     step = max(1, _CHUNK // int(resamples))
     for lo in range(0, n, step):       # rows in chunks: memory rows x replicates, bounded
         w = _poisson_weights(seed, start + lo, min(step, n - lo), int(resamples)).astype(float)
+        w *= keep[lo:lo + w.shape[0], None]
         out["weight"] += w.sum(axis=0)
         sums = w.T @ V[lo:lo + w.shape[0]]
         for j, k in enumerate(names):

@@ -218,37 +218,24 @@ def _attack_read_partition(part, model, methods, prior, method_options, part_pat
         X = df[passive_cols].to_numpy(float)
         rows = res.common_rows() & np.all(np.isfinite(X), axis=1)
         summary["scored"] = int(rows.sum())
-        summary["sq"] = {m: np.sum((res.reconstructions[m][rows] - X[rows]) ** 2, axis=0) for m in methods}
+        # per row of the partition (the bootstrap's weights follow each row's position in the log,
+        # so every row is listed; the rows not scored weigh nothing)
+        err = {m: (res.reconstructions[m] - X) ** 2 for m in methods}
+        summary["sq"] = {m: np.sum(e[rows], axis=0) for m, e in err.items()}
         cols = list(model.binary_columns)
-        per_row = {f"mse:{m}": np.mean((res.reconstructions[m][rows] - X[rows]) ** 2, axis=1) for m in methods}
+        per_row = {f"mse:{m}": np.mean(e, axis=1) for m, e in err.items()}
         if unit_widths is not None:   # the same errors in the data's units (FeatureBounds: x = lo + w u)
             w2 = np.asarray(unit_widths, dtype=float) ** 2
-            per_row.update({f"units:{m}": np.mean(w2 * (res.reconstructions[m][rows] - X[rows]) ** 2, axis=1)
-                            for m in methods})
+            per_row.update({f"units:{m}": np.mean(w2 * e, axis=1) for m, e in err.items()})
         if cols:   # rows whose 0/1 features rounding reads off the center exactly (VFLModel.binary_reading)
-            hits = {m: np.all(model.binary_reading(res.reconstructions[m][rows])[:, cols] == X[rows][:, cols], axis=1)
+            hits = {m: np.all(model.binary_reading(res.reconstructions[m])[:, cols] == X[:, cols], axis=1)
                     for m in methods}
-            summary["binary_exact"] = {m: int(np.sum(h)) for m, h in hits.items()}
+            summary["binary_exact"] = {m: int(np.sum(h[rows])) for m, h in hits.items()}
             per_row.update({f"binary:{m}": h.astype(float) for m, h in hits.items()})
         # this partition's share of the Poisson bootstrap over the log's records (audit.intervals)
-        # weights by each row's position in the log, so that the interval does not depend on the cut
-        pos = int(part.start) + np.flatnonzero(rows)
-        summary["boot"] = _poisson_by_position(per_row, pos)
+        summary["boot"] = poisson_sums(per_row, resamples=LOG_RESAMPLES, seed=LOG_SEED, start=int(part.start),
+                                       keep=rows)
     return summary
-
-
-def _poisson_by_position(per_row: dict, pos: np.ndarray) -> dict:
-    """:func:`poisson_sums` of rows at the log positions ``pos`` (increasing, with gaps where a
-    row was refused): each run of consecutive positions draws its own records' weights."""
-    total = None
-    if pos.size == 0:
-        return poisson_sums({k: np.zeros(0) for k in per_row}, resamples=LOG_RESAMPLES, seed=LOG_SEED)
-    cuts = np.flatnonzero(np.diff(pos) != 1) + 1
-    for a, b in zip(np.r_[0, cuts], np.r_[cuts, pos.size]):
-        s = poisson_sums({k: v[a:b] for k, v in per_row.items()}, resamples=LOG_RESAMPLES, seed=LOG_SEED,
-                         start=int(pos[a]))
-        total = s if total is None else {k: total[k] + s[k] for k in total}
-    return total
 
 
 def attack_log(model: VFLModel, log: Any, parts_dir: Any, *, passive_log: Any = None,
