@@ -20,11 +20,14 @@ import numpy as np
 
 from .._core.validate import as_positive_int
 from ..results import Status
-from .exact import EXACT_KERNELS, candidate_count, exact, prefer_bnb
+from .exact import EXACT, EXACT_KERNELS, candidate_count, exact, prefer_bnb
 from .relax import RCC1, rcc1
 from .spec import Context, Extra, MethodOutput, MethodSpec, WarmupStep
 
 __all__ = ["AUTO", "exact_options"]
+
+#: exact's own defaults (its vertex and candidate limits), for the rows auto gives it twice
+EXACT_OPTIONS = dict(EXACT.options)
 
 
 def exact_options(options, d, rank):
@@ -73,7 +76,36 @@ def auto(ctx: Context) -> MethodOutput:
             extras.setdefault("check", np.full(n, None, dtype=object))[todo] = rc.extras["check"]
         if "route" in extras:
             extras["route"][todo] = None
+        if ctx.on_intervals:
+            _second_chance(ctx, todo[codes[todo] != Status.OPTIMAL], centers, radii, codes, chosen, lower, extras)
     return MethodOutput(centers, radii, codes, {"method": chosen, "radius_lower": lower, **extras})
+
+
+#: what a row that rcc1 left uncertified and exact then certified says
+SECOND_CHANCE = "rcc1 did not certify the row: exact did, past auto's vertex limit (within exact's own)"
+
+
+def _second_chance(ctx, rows, centers, radii, codes, chosen, lower, extras):
+    """Interval rows that auto's exact left TOO_LARGE and rcc1 did not certify, given to exact
+    again within exact's own limits (in place): a row it certifies becomes exact's; any
+    other keeps rcc1's answer, or exact's where that radius is smaller (both centers lie in
+    the set and both radii bound it). Thin intervals (float32 bounds) split each vertex of
+    what is nearly a slice into a cluster, past auto's 20 000 vertices, and the RCC1 dual's
+    weights grow like one over the width squared there, so rcc1 is the method that fails
+    and the enumeration the one that certifies."""
+    if rows.size == 0:
+        return
+    ex = exact(ctx.subset(rows, {**EXACT_OPTIONS, "return_support": False}))
+    better = (ex.codes == Status.OPTIMAL) | ((ex.codes == Status.INACCURATE) & (ex.radii < radii[rows]))
+    at = rows[better]
+    centers[at], radii[at], codes[at] = ex.centers[better], ex.radii[better], ex.codes[better]
+    chosen[at] = "exact"
+    lower[at] = ex.extras["radius_lower"][better]
+    check = extras.setdefault("check", np.full(codes.size, None, dtype=object))
+    check[at] = np.where(ex.codes[better] == Status.OPTIMAL, SECOND_CHANCE, ex.extras.get(
+        "check", np.full(rows.size, None, dtype=object))[better])
+    route = extras.setdefault("route", np.full(codes.size, None, dtype=object))
+    route[at] = ex.extras["route"][better]
 
 
 AUTO = MethodSpec(
