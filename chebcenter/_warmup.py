@@ -128,7 +128,7 @@ class Helper:
     def stop(self) -> None:
         """End the child if it still runs (numba writes each cache file whole, by rename, so
         stopping it mid-step loses that step's work and nothing else) and reap it."""
-        from ._core import jit as _jit
+        from .kernels import jit as _jit
 
         if _jit._OWNER is self:
             _jit.set_compile_owner(None)
@@ -165,7 +165,7 @@ def start_helper(steps, shape=None, own: bool = False, meanwhile=()) -> Helper |
         will solve so that the child compiles the same kernels.
     own : bool, default False
         This process then waits for the child's steps instead of compiling them itself
-        when it reaches one first (:func:`chebcenter._core.jit.await_method`, called by the dispatcher): on two
+        when it reaches one first (:func:`chebcenter.kernels.jit.await_method`, called by the dispatcher): on two
         cores, compiling the same kernel twice at once takes as long as once, and keeps
         the other core from what it could compile meanwhile. Until :meth:`Helper.stop`.
     meanwhile : sequence of str, optional
@@ -192,7 +192,7 @@ def start_helper(steps, shape=None, own: bool = False, meanwhile=()) -> Helper |
     """
     import os
 
-    from ._core import jit as _jit
+    from .kernels import jit as _jit
 
     todo = tuple(step for step in steps if step in STEPS)
     bad = [step for step in (*steps, *meanwhile) if step not in STEPS]

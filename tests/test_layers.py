@@ -17,7 +17,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 #: chebcenter, bottom to top; a module belongs to the first prefix it matches (longest first)
 CHEBCENTER_LAYERS = (
-    ("chebcenter._errors", "chebcenter._core", "chebcenter._core.jit", "chebcenter._core.parallel",
+    ("chebcenter._errors", "chebcenter._core", "chebcenter.kernels.jit", "chebcenter.kernels.parallel",
      "chebcenter.results"),
     ("chebcenter._core.validate",),
     ("chebcenter.kernels", "chebcenter._core.cvxpy_forms"),

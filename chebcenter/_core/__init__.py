@@ -5,8 +5,6 @@ Private package. Importing it imports none of its modules.
 ===================  ==========================================================
 module               holds
 ===================  ==========================================================
-``jit``              the one numba decorator of the compiled kernels
-``parallel``         the batch's rows cut into blocks, one per thread
 ``validate``         input checks at the public entry points (errors name the argument)
 ``cvxpy_forms``      every cvxpy formulation, one status map, one solve
 ``normalised``       the normalised, factored box slice every method sees, and its tolerances

@@ -28,18 +28,16 @@ from scipy.optimize import linprog
 from ..kernels import interval_rows as lifted
 from ..kernels.cuts import CUTS_OK, CUTS_TOO_MANY, cut_vertices, slab_vertices
 from ..kernels.edge_walk import PIVOT_OK, PIVOT_TOO_MANY, pivot_vertices
-from ..kernels.linalg import rows_times
-from ..kernels.projection import EMPTY, PROJECTED
+from ..kernels.linalg import EPS, numerical_rank, rows_times
+from ..kernels.parallel import row_blocks
+from ..kernels.projection import EMPTY, PROJECT_MAXIT, PROJECTED
 from ..kernels.qp import QP_OPTIMAL
 from ..kernels.simplex import RANGES_EMPTY, RANGES_OK, lp_max
 from ..kernels.vertices import candidate_count, distinct_rows, enumerate_vertices
-from .parallel import row_blocks
 
 __all__ = ["LiftedGroup", "clamp", "groups", "group_ranges", "interval_vertices", "vacuous_rows",
            "vertices_of"]
 
-_EPS = np.finfo(np.float64).eps
-_PROJECT_MAXIT = 200
 _QP_MAXIT = 2000
 
 
@@ -67,7 +65,7 @@ class LiftedGroup:
         self.consistent = np.ones(n, dtype=bool)
         if eq.any():
             UE, s, Vt = np.linalg.svd(AE, full_matrices=True)
-            r = int(np.sum(s > (s[0] if s.size else 0.0) * max(AE.shape) * _EPS))
+            r = numerical_rank(s, AE.shape, core.rank_tol_given)
             self.N = np.ascontiguousarray(Vt[r:].T)
             bE = Lp[:, eq]
             q = rows_times(rows_times(bE, UE[:, :r].T) / s[:r], Vt[:r].T) if r else np.zeros((n, d))
@@ -81,7 +79,7 @@ class LiftedGroup:
         self.p = self.N.shape[1]
         W = np.vstack([self.N, self.AI @ self.N])
         # a lifted row that is constant on the slice (rounding-level row of W) carries no constraint
-        W[np.linalg.norm(W, axis=1) <= 64.0 * _EPS * max(W.shape)] = 0.0
+        W[np.linalg.norm(W, axis=1) <= 64.0 * EPS * max(W.shape)] = 0.0
         self.W = np.ascontiguousarray(W)
         self.K = W.shape[0]
         Qf, _ = np.linalg.qr(W, mode="complete") if self.p else (np.eye(self.K), None)
@@ -124,7 +122,7 @@ class LiftedGroup:
         state = np.zeros(k.size, dtype=np.int64)
         its = np.zeros(k.size, dtype=np.int64)
         lifted.project_points_boxes(np.ascontiguousarray(C), self.V, self.Beta[k], self.Lo[k], self.Hi[k], Y, state,
-                                    its, _PROJECT_MAXIT, 1e-11 * (1.0 + float(np.max(np.abs(self.Hi), initial=1.0))))
+                                    its, PROJECT_MAXIT, 1e-11 * (1.0 + float(np.max(np.abs(self.Hi), initial=1.0))))
         Y[state == EMPTY] = np.nan
         for j in np.flatnonzero((state != PROJECTED) & (state != EMPTY)):
             Y[j] = self._lp_point(k[j])

@@ -15,17 +15,16 @@ import numpy as np
 from scipy.optimize import linprog, lsq_linear
 
 from ..kernels import closed_forms, linalg, projection
+from ..kernels.linalg import EPS, rank_threshold
 
 __all__ = ["BASIS_BUDGET", "CLIP_TOL", "MEMBERSHIP_TOL", "_Core", "bound_size", "corner_radius"]
 
-_PROJECT_MAXIT = 200
 #: a center of an S_F method may leave the box by this much (in units of the largest box
 #: half-width) before clipping; more means the solver did not reach its optimum
 CLIP_TOL = 1e-7
 #: relative residual ||A c - b|| allowed for a center that claims S (backward error, in
 #: units of ||A|| (||c|| + 1) + ||b||)
 MEMBERSHIP_TOL = 1e-9
-_EPS = np.finfo(np.float64).eps
 #: the most bases ``Vr[:, F]`` whose smallest singular value is computed for the forward-error
 #: bound (docs/theory.md §6.8); past it the largest inverse norm is estimated from this many
 BASIS_BUDGET = 50_000
@@ -85,12 +84,15 @@ class _Core:
         #: most the rounding of the normalisation ``(b - A shift) / s``: ``offset_size`` (per
         #: equation, ``sum_i |a_ji| |shift_i| / s``) bounds ``|b_j|`` too, so that rounding is at most
         #: ``t_j = 16 eps offset_size_j`` and moves the slice along the direction by more than the box
-        numeric = self.sigma_max * max(m, d) * _EPS
+        numeric = rank_threshold(s, (m, d))
         default = rank_tol is None
+        #: the caller's rank_tol (None: the resolved rule above): the lifted groups' equations,
+        #: rows of this A, are ranked with it too (:class:`chebcenter._core.lifting.LiftedGroup`)
+        self.rank_tol_given = rank_tol
         if default:
             rank_tol = max(numeric, feas_tol * self.sigma_max)
             if offset_size is not None and m:
-                rank_tol = max(rank_tol, 16.0 * _EPS * float(np.linalg.norm(offset_size)) / float(np.linalg.norm(w)))
+                rank_tol = max(rank_tol, 16.0 * EPS * float(np.linalg.norm(offset_size)) / float(np.linalg.norm(w)))
         r = int(np.sum(s > rank_tol))
         self._resolved = (r, int(np.sum(s > numeric)), default)
         self.A = np.ascontiguousarray(A)
@@ -103,7 +105,7 @@ class _Core:
         # a coordinate whose row of W is rounding noise is constant on S (determined by
         # A x = b): its row is set to exactly 0, so no method can lean on a box
         # constraint that only rounding makes look active (docs/theory.md)
-        self.determined = np.linalg.norm(W, axis=1) <= 64.0 * _EPS * max(m, d)
+        self.determined = np.linalg.norm(W, axis=1) <= 64.0 * EPS * max(m, d)
         W[self.determined] = 0.0
         self.W = W
         self.null_projector = self.W @ self.W.T
@@ -119,7 +121,7 @@ class _Core:
         #: feas_tol of the coordinate's width, nor less than the rounding of a computed
         #: coordinate (the box tolerance alone would give a coordinate 1e-8 as wide as the largest
         #: a slack of 27 % of its width, and merge vertices along it: docs/theory.md §6.2)
-        self.coord_tol = np.minimum(self.box_tol, np.maximum(feas_tol * (self.hi - self.lo), 64.0 * _EPS * d))
+        self.coord_tol = np.minimum(self.box_tol, np.maximum(feas_tol * (self.hi - self.lo), 64.0 * EPS * d))
         self._project_tol = 1e-11 * (1.0 + float(np.linalg.norm(w)))
 
     # -- the forward error of the computed slice (docs/theory.md §6.8) -----------------------
@@ -167,7 +169,7 @@ class _Core:
         if self.rank == 0:
             return 0.0
         R = self.Ur.T @ self.A - self.s_r[:, None] * self.Vr
-        rounding = (self.m + 2) * _EPS * (np.linalg.norm(np.abs(self.Ur).T @ np.abs(self.A))
+        rounding = (self.m + 2) * EPS * (np.linalg.norm(np.abs(self.Ur).T @ np.abs(self.A))
                                           + self.sigma_max * np.linalg.norm(self.Vr))
         return float(np.linalg.norm(R) + rounding)
 
@@ -239,7 +241,7 @@ class _Core:
         size = bound_size(L, U)
         if user is not None:
             size = np.maximum(size, np.where(np.isfinite(user), user, 0.0))
-        t = (2 * self.d + 4) * _EPS * (size + self._abs_hi)
+        t = (2 * self.d + 4) * EPS * (size + self._abs_hi)
         return 1.01 * H * np.sqrt(np.sum(t * t, axis=1))
 
     @functools.cached_property
@@ -277,7 +279,7 @@ class _Core:
         state = np.zeros(outside.size, dtype=np.int64)
         iters = np.zeros(outside.size, dtype=np.int64)
         projection.project_rows(self.mid, self.Vr, beta, self.lo, self.hi, X, state, iters,
-                             _PROJECT_MAXIT, self._project_tol)
+                             projection.PROJECT_MAXIT, self._project_tol)
         # a projection meets Vr x = beta to an absolute tolerance; each equation must also hold
         # at its own scale, or an equation on a coordinate narrower than that tolerance is
         # "met" while its value lies widths outside the coordinate's box: such a row goes to the LP
@@ -291,7 +293,7 @@ class _Core:
                 Xr = np.full((redo.size, self.d), np.nan)
                 sr = np.zeros(redo.size, dtype=np.int64)
                 projection.project_rows(self.mid, self.Vr, np.ascontiguousarray(beta[redo]), self.lo, self.hi, Xr, sr,
-                                     np.zeros(redo.size, dtype=np.int64), _PROJECT_MAXIT, 1e-3 * self._project_tol)
+                                     np.zeros(redo.size, dtype=np.int64), projection.PROJECT_MAXIT, 1e-3 * self._project_tol)
                 Br = Bd[off]
                 still = (sr != projection.PROJECTED) | np.any(
                     np.abs(linalg.rows_times(np.nan_to_num(Xr), self.A) - Br) > self._row_tol(Br, None if Ud is None else Ud[off]),
@@ -308,7 +310,7 @@ class _Core:
             se, ie = np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
             for j, k in enumerate(empty):
                 projection.project_rows(self.mid, self.Vr, np.ascontiguousarray(beta[k:k + 1]), self.lo - u[j],
-                                        self.hi + u[j], Xe, se, ie, _PROJECT_MAXIT, self._project_tol)
+                                        self.hi + u[j], Xe, se, ie, projection.PROJECT_MAXIT, self._project_tol)
                 if se[0] != projection.EMPTY:
                     state[k] = projection.UNDECIDED
         feasible[state == projection.PROJECTED] = True
@@ -345,9 +347,9 @@ class _Core:
         absA = np.abs(self.A)
         reach = absA @ (self.hi - self.lo)
         mag = np.minimum(bound_size(L, U), 0.5 * reach)
-        tau = self.feas_tol * (reach + mag) + 32.0 * _EPS * self.d * absA.sum(axis=1)
+        tau = self.feas_tol * (reach + mag) + 32.0 * EPS * self.d * absA.sum(axis=1)
         if user is not None:
-            tau = tau + 8.0 * _EPS * user
+            tau = tau + 8.0 * EPS * user
         return tau
 
     def _lp_feasible(self, b, user=None):

@@ -8,7 +8,10 @@ module compiles nothing: a kernel compiles on its first call, or from
 ===================  ===========================================================
 module               holds
 ===================  ===========================================================
-``linalg``           per-row products in a fixed order, Cholesky, stable argsorts
+``jit``              the one numba decorator of every kernel (cached, ``nogil``), lazy compiles
+``parallel``         a batch's rows cut into blocks, one per thread (the kernels release the GIL)
+``linalg``           per-row products in a fixed order, Cholesky, stable argsorts; ``EPS`` and
+                     the numerical rank rule every module uses
 ``closed_forms``     ``q = A^+ b``, half*, residuals, box violations, ball radii
 ``projection``       the Euclidean projection onto S_F (dual Newton), emptiness
 ``vertices``         vertex enumeration basis by basis, de-duplication

@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from .._core.jit import jit
+from .jit import jit
 from .linalg import cholesky_solve
 
 __all__ = ["ball_from_support", "certified_ball", "min_enclosing_ball"]

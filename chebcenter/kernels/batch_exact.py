@@ -27,9 +27,9 @@ import math
 
 import numpy as np
 
-from .._core.jit import jit
 from .ball import _circumcenter, ball_from_support, farthest2, min_enclosing_ball, weighted_spread2
 from .batch_tables import _candidates, _candidates1, _candidates_halves, basis_tables, half_sums, half_table_bytes
+from .jit import jit
 
 __all__ = ["ADD", "FLAG_DONE", "FLAG_EMPTY", "FLAG_PROJECT", "FLAG_TOO_MANY", "FLAG_UNCERTIFIED",
            "basis_tables", "exact_rows", "half_sums", "half_table_bytes"]

@@ -26,9 +26,9 @@ import math
 
 import numpy as np
 
-from .._core.jit import jit
 from .batch_exact import ADD, FLAG_DONE, FLAG_EMPTY, FLAG_TOO_MANY, FLAG_UNCERTIFIED, _canonical, _distances2, _farthest, _settle, _sphere
 from .cuts import _slab_fill
+from .jit import jit
 
 __all__ = ["slab_rows"]
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._core.jit import jit
+from .jit import jit
 from .vertices import _basis_steps, _place_basic, _record, _walk_basis
 
 __all__ = ["basis_tables", "half_sums", "half_table_bytes"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._core.jit import jit, jit_noalloc
+from .jit import jit, jit_noalloc
 from .linalg import argsort_into
 from .simplex import RANGES_EMPTY, RANGES_OK, lp_max_warm, simplex_state, warm_phase2
 

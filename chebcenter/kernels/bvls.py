@@ -21,8 +21,8 @@ import math
 
 import numpy as np
 
-from .._core.jit import jit
-from .linalg import forward_substitute
+from .jit import jit
+from .linalg import EPS, forward_substitute
 
 __all__ = ["NEEDS_GELSD", "bvls_rows"]
 
@@ -30,7 +30,6 @@ __all__ = ["NEEDS_GELSD", "bvls_rows"]
 #: re-run it with ``gelsd=True``
 NEEDS_GELSD = -2
 
-_EPS = np.finfo(np.float64).eps
 
 
 @jit
@@ -61,7 +60,7 @@ def _free_lstsq(A, b, x, on_bound, idx, gelsd):
             A_free[i, k] = A[i, idx[k]]
     z = _min_norm_qr(A_free, b_free)
     if z.size == 0:  # rank-deficient or nearly so: LAPACK gelsd with NumPy's cut-off, as SciPy
-        rcond = _EPS * max(m, idx.size)
+        rcond = EPS * max(m, idx.size)
         z = _lstsq(A_free, b_free, rcond, gelsd)
     return z
 
@@ -109,7 +108,7 @@ def _svd_lstsq(A, b, rcond):
                     a += Bm[i, j] * Bm[i, j]
                     c += Bm[i, k] * Bm[i, k]
                     g += Bm[i, j] * Bm[i, k]
-                if g == 0.0 or abs(g) <= _EPS * np.sqrt(a * c):
+                if g == 0.0 or abs(g) <= EPS * np.sqrt(a * c):
                     continue
                 rotated = True
                 zeta = (c - a) / (2.0 * g)
@@ -136,7 +135,7 @@ def _svd_lstsq(A, b, rcond):
         sig[j] = np.sqrt(a)
         smax = max(smax, sig[j])
         smin = min(smin, sig[j])
-    if not (smin > 1e-8 * smax and smin > max(rcond, _EPS) * smax):
+    if not (smin > 1e-8 * smax and smin > max(rcond, EPS) * smax):
         z[:] = np.nan
         return z
     for j in range(cols):
@@ -333,7 +332,7 @@ def _bvls_one(A, b, lb, ub, tol, x, gelsd):
 @jit
 def bvls_rows(A, B, lb, ub, tol, X, nit, status, gelsd=None):
     """:func:`_bvls_one` for every row of ``B`` (blocks of rows run on all cores through
-    :func:`chebcenter._core.parallel.row_blocks`); writes ``X[n]``, the
+    :func:`chebcenter.kernels.parallel.row_blocks`); writes ``X[n]``, the
     iteration count and SciPy's status code (0 max iterations, 1 first-order optimality,
     2 cost change below tol, 3 unconstrained solution in the box)."""
     for n in range(B.shape[0]):

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from .._core.jit import jit
+from .jit import jit
 from .linalg import residual_norm
 
 __all__ = ["ball_radii", "box_violation", "check_rows", "forward_rows", "prepare_rows"]

@@ -24,14 +24,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._core.jit import jit
+from .jit import jit
+from .linalg import EPS
 
 __all__ = ["CUTS_EMPTY", "CUTS_OK", "CUTS_TOO_MANY", "cut_vertices", "slab_vertices"]
 
 CUTS_OK = 0
 CUTS_EMPTY = 1
 CUTS_TOO_MANY = 2
-_EPS = 2.220446049250313e-16
 #: a pivot below this (rows of unit norm) makes a set of constraints rank-deficient
 _PIVOT = 1e-9
 
@@ -268,7 +268,7 @@ def _slab_fill(a, lo, hi, lower, upper, tol, VT, sig, slack, x):
         total += abs(a[i]) * max(abs(lo[i]), abs(hi[i]))
         x[i] = lo[i]
         run += a[i] * lo[i]
-    margin = reach + 4.0 * n_corner * _EPS * total
+    margin = reach + 4.0 * n_corner * EPS * total
     # the edges by the step a_j w_j they make in a^T x, rising ones and falling ones each
     # from the largest: an edge from a corner crosses a^T x = b only if its step is larger
     # than the corner's distance to b, in b's direction, so each list is walked only that far
@@ -338,7 +338,7 @@ def _slab_fill(a, lo, hi, lower, upper, tol, VT, sig, slack, x):
                         VT[j, count] = min(max(lo[j] + t * w, lo[j]), hi[j])
                         sig[count] = n_corner + (c * d + j) * 2 + side
                         # |t - t*| w <= (rounding of b - a^T q) / |a_j| + the interpolation's
-                        err = (d + 4) * _EPS * (abs(b) + mag) / abs(a[j]) + 4.0 * _EPS * (abs(lo[j]) + w)
+                        err = (d + 4) * EPS * (abs(b) + mag) / abs(a[j]) + 4.0 * EPS * (abs(lo[j]) + w)
                         slack[count] = min(err, w)
                     count += 1
     return count

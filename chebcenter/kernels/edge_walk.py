@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._core.jit import jit
+from .jit import jit
 from .vertices import _invert_in_place
 
 __all__ = ["PIVOT_OK", "PIVOT_TOO_MANY", "PIVOT_UNSURE", "pivot_vertices"]

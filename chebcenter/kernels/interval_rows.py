@@ -8,7 +8,7 @@ the box-slice kernels one row at a time with that row's box; they add no arithme
 
 from __future__ import annotations
 
-from .._core.jit import jit
+from .jit import jit
 from .projection import project_points
 from .qp import project_metric_rows
 from .simplex import range_rows

@@ -11,19 +11,42 @@ import math
 
 import numpy as np
 
-from .._core.jit import jit
+from .jit import jit
 
 __all__ = [
+    "EPS",
     "argsort_into",
     "argsort_stable",
     "cholesky_in_place",
     "cholesky_solve",
     "cholesky_substitute",
     "forward_substitute",
+    "numerical_rank",
+    "rank_threshold",
     "residual_norm",
     "row_products",
     "rows_times",
 ]
+
+#: the unit roundoff of float64 times two (machine epsilon): the one constant every module
+#: (compiled or not) writes its rounding allowances in
+EPS = 2.220446049250313e-16
+
+
+def rank_threshold(s, shape, rank_tol=None):
+    """The singular value at or below which a direction of a matrix of ``shape`` with singular
+    values ``s`` (descending) counts as zero: ``rank_tol`` where the caller gave one, else
+    NumPy's ``matrix_rank`` rule ``s[0] max(shape) eps`` (0 for an empty ``s``)."""
+    if rank_tol is not None:
+        return float(rank_tol)
+    return float(s[0]) * max(shape) * EPS if len(s) else 0.0
+
+
+def numerical_rank(s, shape, rank_tol=None):
+    """The rank of a matrix of ``shape`` with singular values ``s``: those above
+    :func:`rank_threshold`. The one rank rule of the library (the box slice's matrix, a
+    lifted group's equations, a polytope's equations, the rows a certificate projects out)."""
+    return int(np.sum(np.asarray(s) > rank_threshold(s, shape, rank_tol)))
 
 
 @jit

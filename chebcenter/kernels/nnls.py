@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from .._core.jit import jit
+from .jit import jit
 from .linalg import cholesky_substitute, residual_norm
 
 __all__ = ["CHUNK", "nnls_rows"]

@@ -9,11 +9,14 @@ import math
 
 import numpy as np
 
-from .._core.jit import jit
+from .jit import jit
 from .linalg import cholesky_solve, residual_norm
 
 #: outcomes of :func:`project_one`
 PROJECTED, EMPTY, UNDECIDED = 0, 1, 2
+#: the dual Newton's iteration budget, for every caller (it converges in tens of steps where it
+#: converges at all; a row it leaves UNDECIDED goes to the caller's exact route)
+PROJECT_MAXIT = 200
 
 __all__ = ["EMPTY", "PROJECTED", "UNDECIDED", "project_one", "project_points", "project_rows"]
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._core.jit import jit
+from .jit import jit
 
 __all__ = ["QP_MAX_ITERATIONS", "QP_OPTIMAL", "QP_SINGULAR", "project_metric_rows"]
 

@@ -42,7 +42,7 @@ import math
 
 import numpy as np
 
-from .._core.jit import jit
+from .jit import jit
 from .linalg import cholesky_in_place, cholesky_substitute
 
 __all__ = ["rcc1_barrier_rows", "rcc1_segment_rows", "CONVERGED", "MAX_ITERATIONS", "NUMERICAL_FAILURE"]
@@ -301,7 +301,7 @@ def rcc1_barrier_rows(W, C, T, Alpha, iterations, status, mu_min, maxit, chunk, 
     MAX_ITERATIONS or NUMERICAL_FAILURE).
 
     Rows are cut into fixed chunks of ``chunk`` rows (the caller runs blocks of whole
-    chunks on all cores, :func:`chebcenter._core.parallel.row_blocks`); inside a chunk each row
+    chunks on all cores, :func:`chebcenter.kernels.parallel.row_blocks`); inside a chunk each row
     is warm-started from the previous row's alpha and re-solved cold (``alpha = 2``,
     ``mu = cold_mu``) if that fails. The chunks do not depend on the number of threads, so
     neither does the result. ``chunk = 1``: every row cold."""

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from .._core.jit import jit
+from .jit import jit
 from .linalg import cholesky_in_place
 from .rcc1 import _finite_solve
 

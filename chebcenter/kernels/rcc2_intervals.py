@@ -28,7 +28,8 @@ import math
 
 import numpy as np
 
-from .._core.jit import jit
+from .jit import jit
+from .linalg import EPS
 from .qp import _lu_solve
 
 __all__ = ["RCC2_OPTIMAL", "rcc2_interval_rows"]
@@ -37,7 +38,6 @@ RCC2_OPTIMAL = 0
 #: the sweeps stopped, or c is outside S: the caller solves the row as a QP
 RCC2_UNCERTIFIED = 1
 
-_EPS = 2.220446049250313e-16
 
 
 @jit
@@ -228,7 +228,7 @@ def rcc2_interval_rows(A, w, Lw, Uw, Tol, maxit, gap, X, R, status):
                 lb += -mu[j] * Lw[r, j]
                 mag += abs(mu[j] * Lw[r, j])
         # the bound's rounding: a few operations per term, each term at most mag
-        slack = 8.0 * (d + m + 4) * _EPS * (mag + cc)
+        slack = 8.0 * (d + m + 4) * EPS * (mag + cc)
         R[r] = math.sqrt(max(H - 2.0 * lb + cc + slack, 0.0))
         for i in range(d):
             X[r, i] = c[i]

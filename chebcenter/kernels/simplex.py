@@ -26,7 +26,8 @@ import math
 
 import numpy as np
 
-from .._core.jit import jit, jit_noalloc
+from .jit import jit, jit_noalloc
+from .linalg import EPS
 
 __all__ = ["RANGES_EMPTY", "RANGES_FAILED", "RANGES_OK", "lp_max", "lp_max_warm", "range_rows", "simplex_state"]
 
@@ -102,7 +103,7 @@ def _simplex(T, rhs, basis, where, x, lo, hi, c, max_pivots):
     at an optimum, False when the pivot budget runs out or a pivot vanishes."""
     r, n = T.shape
     for _ in range(max_pivots):
-        enter = np.int64(-1)  # typed int64, not Literal[-1]: see chebcenter._core.jit
+        enter = np.int64(-1)  # typed int64, not Literal[-1]: see chebcenter.kernels.jit
         direction = 0.0
         for j in range(n):
             if where[j] == 0 or lo[j] == hi[j]:
@@ -286,7 +287,7 @@ def _forward_error(V, beta, T, basis, x, i):
             row = k
     if row < 0:
         return 0.0
-    u = 0.5 * np.finfo(np.float64).eps
+    u = 0.5 * EPS
     gamma = (d + 2) * u / (1.0 - (d + 2) * u)
     bound = 0.0
     for k in range(r):

@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from .._core.jit import jit
+from .jit import jit
 from .linalg import argsort_stable
 from .simplex import _factor_basis
 

@@ -24,8 +24,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import lsq_linear
 
-from .._core.parallel import row_blocks
 from ..kernels.bvls import NEEDS_GELSD, bvls_rows
+from ..kernels.parallel import row_blocks
 from ..results import Status
 from .relax import lifted_near, reasons
 from .spec import Context, Extra, MethodOutput, MethodSpec, WarmupStep

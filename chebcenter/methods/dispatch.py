@@ -21,11 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from .._core.jit import await_method
 from .._core.lifting import clamp, groups
-from .._core.normalised import _EPS, _PROJECT_MAXIT, CLIP_TOL, MEMBERSHIP_TOL
+from .._core.normalised import CLIP_TOL, MEMBERSHIP_TOL
 from ..kernels import closed_forms, linalg, projection
-from ..kernels.linalg import rows_times
+from ..kernels.jit import await_method
+from ..kernels.linalg import EPS, rows_times
 from ..results import Status
 from .spec import Context
 
@@ -77,7 +77,7 @@ def _slices(core, B, user, spec, opts, on_inconsistent, index, slack=None):
     # b's distance from Col(A), relative to b and to what A reaches over the box, plus the
     # rounding of the normalisation (b - A shift) / s: all in this frame (docs/theory.md §6.2)
     scale = np.linalg.norm(B, axis=1) + core.sigma_max * np.sqrt(core.half_diag_sq)
-    rounding = 0.0 if user is None else 8.0 * _EPS * np.linalg.norm(user, axis=1)
+    rounding = 0.0 if user is None else 8.0 * EPS * np.linalg.norm(user, axis=1)
     consistent = residual <= core.feas_tol * np.maximum(scale, 1e-300) + rounding
     if on_inconsistent == "status":
         codes[~consistent] = Status.INFEASIBLE
@@ -263,7 +263,7 @@ class _SliceMembers:
         P = np.empty_like(C)
         state = np.zeros(idx.size, dtype=np.int64)
         its = np.zeros(idx.size, dtype=np.int64)
-        projection.project_points(C, core.Vr, Beta, core.lo, core.hi, P, state, its, _PROJECT_MAXIT, core._project_tol)
+        projection.project_points(C, core.Vr, Beta, core.lo, core.hi, P, state, its, projection.PROJECT_MAXIT, core._project_tol)
         done = state == projection.PROJECTED
         notes = np.full(idx.size, None, dtype=object)
         for j in np.flatnonzero(~done):  # the projection did not converge (a slice that is

@@ -48,10 +48,11 @@ import numpy as np
 
 from .._core.lifting import ROUTE_SLAB, SLAB_MAX_D, vertices_of
 from .._core.normalised import _Core
-from .._core.parallel import row_blocks
 from .._core.validate import as_bool, as_positive_float, as_positive_int, check_choice
 from ..kernels.ball import certified_ball, working_set_ball
 from ..kernels.edge_walk import PIVOT_OK, PIVOT_TOO_MANY, pivot_vertices
+from ..kernels.linalg import EPS
+from ..kernels.parallel import row_blocks
 from ..kernels.simplex import RANGES_OK, lp_max
 from ..kernels.vertices import candidate_count, distinct_rows, enumerate_vertices
 from ..results import Status
@@ -330,7 +331,7 @@ def _forward_error(prob, q):
     value, ``8 eps (||b|| + sigma_max ||q||) / s_min`` (never below the feasibility tolerance)."""
     b_norm = float(np.linalg.norm(prob.A @ q))
     s_min = float(prob.s_r[-1]) if prob.rank else 1.0
-    return max(prob.box_tol, 8.0 * np.finfo(float).eps * (b_norm + prob.sigma_max * float(np.linalg.norm(q))) / s_min)
+    return max(prob.box_tol, 8.0 * EPS * (b_norm + prob.sigma_max * float(np.linalg.norm(q))) / s_min)
 
 
 def _tau_in_coordinates(prob, q):
@@ -361,7 +362,7 @@ def _lower_in_slice(prob, q, S, low):
     ``r*(S_F) >= r*(projections) >= r*(S) - delta >= low - delta``, less ten times the
     projection's tolerance for the projections' own distance to S_F. 0 when a projection
     fails."""
-    from ..kernels.projection import PROJECTED, project_points
+    from ..kernels.projection import PROJECT_MAXIT, PROJECTED, project_points
 
     if S is None or len(S) == 0 or not np.isfinite(low):
         return 0.0
@@ -372,7 +373,7 @@ def _lower_in_slice(prob, q, S, low):
     state = np.zeros(C.shape[0], dtype=np.int64)
     its = np.zeros(C.shape[0], dtype=np.int64)
     tol = 1e-13 * (1.0 + float(np.linalg.norm(prob.hi - prob.lo)))
-    project_points(C, prob.Vr, Beta, prob.lo, prob.hi, X, state, its, 200, tol)
+    project_points(C, prob.Vr, Beta, prob.lo, prob.hi, X, state, its, PROJECT_MAXIT, tol)
     if np.any(state != PROJECTED):
         return 0.0
     delta = float(np.max(np.linalg.norm(X - C, axis=1)))

@@ -10,9 +10,9 @@ import itertools
 
 import numpy as np
 
-from .._core.parallel import row_blocks
 from ..kernels import batch_exact as kern
-from ..kernels.linalg import rows_times
+from ..kernels.linalg import EPS, rows_times
+from ..kernels.parallel import row_blocks
 
 __all__ = ["BATCH_CANDIDATES", "batch_exact"]
 
@@ -117,7 +117,7 @@ def rounding_slack(prob, combs, ok, binv, G, nonbasic):
     ``sqrt(r)`` times that. (Dyadic slices checked in exact arithmetic fell 2e-14 below the
     farthest true vertex without it, on a box of scale 6.)"""
     d, r = prob.d, prob.rank
-    eps = np.finfo(float).eps
+    eps = EPS
     width = prob.hi - prob.lo
     edge = float(np.max(np.maximum(np.abs(prob.lo), np.abs(prob.hi))))
     slack = np.zeros(combs.shape[0])

@@ -24,6 +24,7 @@ import numpy as np
 
 from .._errors import InvalidInputError
 from ..kernels.ball import working_set_ball
+from ..kernels.linalg import EPS
 from ..kernels.vertices import candidate_count
 from ..results import Status
 from .spec import Context, Extra, MethodOutput, MethodSpec
@@ -31,7 +32,6 @@ from .spec import Context, Extra, MethodOutput, MethodSpec
 __all__ = ["IMAGE_EXACT_OPTIONS", "as_image_map", "image_hull_radius", "image_rcc1_spec", "image_spec", "relaxation_radius",
            "weighted_certificate"]
 
-_EPS = float(np.finfo(float).eps)
 
 #: exact's options that the image route honours at these values only (the others it honours
 #: at any value: max_vertices, max_candidates; gap_tol, max_nodes and return_support have no
@@ -83,7 +83,7 @@ def operator_norm(L: np.ndarray) -> float:
     if L.size == 0:
         return 0.0
     s = float(np.linalg.norm(L, 2))
-    return s * (1.0 + 16.0 * (L.shape[0] + L.shape[1]) * _EPS)
+    return s * (1.0 + 16.0 * (L.shape[0] + L.shape[1]) * EPS)
 
 
 def relaxation_radius(L: np.ndarray, X: np.ndarray, R: np.ndarray, lo: np.ndarray, hi: np.ndarray):
@@ -98,14 +98,14 @@ def relaxation_radius(L: np.ndarray, X: np.ndarray, R: np.ndarray, lo: np.ndarra
     ``(centers, radii, by_norm, by_hull)``."""
     q, d = L.shape
     centers = X @ L.T
-    up = 1.0 + 8.0 * (d + q + 2) * _EPS
+    up = 1.0 + 8.0 * (d + q + 2) * EPS
     absL = np.abs(L)
     with np.errstate(invalid="ignore"):
         by_norm = operator_norm(L) * R * up
         mid, half = 0.5 * (lo + hi), 0.5 * (hi - lo)
         h = np.abs((mid - X) @ L.T) + half @ absL.T
         by_hull = np.linalg.norm(h, axis=1) * up
-        rounding = (d + 2) * _EPS * np.linalg.norm(np.abs(X) @ absL.T, axis=1)
+        rounding = (d + 2) * EPS * np.linalg.norm(np.abs(X) @ absL.T, axis=1)
         radii = np.fmin(by_norm, by_hull) + rounding
     radii[~np.all(np.isfinite(X), axis=1)] = np.nan
     return centers, radii, by_norm, by_hull
@@ -178,7 +178,7 @@ def image_exact(ctx: Context, Lf: np.ndarray, capacity: int, max_candidates: int
         U, first = np.unique(P, axis=0, return_index=True)
         c, radius, lower, sup, status = working_set_ball(U)
         # the radius encloses the image of every candidate, with the rounding of the products
-        rounding = 4.0 * (d + q) * _EPS * float(np.max(np.linalg.norm(np.abs(every) @ absL.T, axis=1)))
+        rounding = 4.0 * (d + q) * EPS * float(np.max(np.linalg.norm(np.abs(every) @ absL.T, axis=1)))
         radius = max(radius, float(np.max(np.linalg.norm(P - c, axis=1)))) + rounding
         lower = min(lower, radius)
         if not radius - lower <= 1e-9 * (1.0 + radius):   # the walk's dual is weak on cospherical points
@@ -274,10 +274,10 @@ def _weighted_bound(W, K, Lx, c, t, alpha, rho):
     Aabs = (absW.T * alpha) @ absW              # >= |M| entrywise, with its rounding
     # |K_true - K| <= eK entrywise (the product Lx W_x), then ||G_true - G||_2 <= tau_g
     Kabs = np.abs(Lx) @ absW[: Lx.shape[1]]
-    eK = (Lx.shape[1] + 2) * _EPS * Kabs
+    eK = (Lx.shape[1] + 2) * EPS * Kabs
     absK = np.abs(K)
-    tau_g = float(np.linalg.norm(2.0 * absK.T @ eK + eK.T @ eK + (qd + 2) * _EPS * absK.T @ absK))
-    tau_m = float((k + 2) * _EPS * np.linalg.norm(Aabs))
+    tau_g = float(np.linalg.norm(2.0 * absK.T @ eK + eK.T @ eK + (qd + 2) * EPS * absK.T @ absK))
+    tau_m = float((k + 2) * EPS * np.linalg.norm(Aabs))
     try:
         lam = float(np.linalg.eigvalsh(M)[0])
         mu = float(scipy.linalg.eigh(G, M, eigvals_only=True)[-1]) if qd else 0.0
@@ -289,9 +289,9 @@ def _weighted_bound(W, K, Lx, c, t, alpha, rho):
     f = math.nan
     for bump in (1e-12, 1e-9, 1e-6, 1e-3, 1e-1):
         fc = mu * (1.0 + bump)
-        tau_n = fc * tau_m + tau_g + 4.0 * _EPS * (fc * float(np.linalg.norm(M)) + float(np.linalg.norm(G)))
+        tau_n = fc * tau_m + tau_g + 4.0 * EPS * (fc * float(np.linalg.norm(M)) + float(np.linalg.norm(G)))
         fc += 4.0 * tau_n / lam * (1.0 + bump)
-        tau_n = fc * tau_m + tau_g + 4.0 * _EPS * (fc * float(np.linalg.norm(M)) + float(np.linalg.norm(G)))
+        tau_n = fc * tau_m + tau_g + 4.0 * EPS * (fc * float(np.linalg.norm(M)) + float(np.linalg.norm(G)))
         if _verified_above(np.ascontiguousarray(fc * M - G), tau_n):
             f = fc
             break
@@ -323,10 +323,10 @@ def _weighted_bound(W, K, Lx, c, t, alpha, rho):
         r = M @ z + v
         az = np.abs(z)
         mz = Aabs @ az
-        err_r = (k + p + 4) * _EPS * float(np.linalg.norm(mz + absv)) + tau_m * float(np.linalg.norm(z))
+        err_r = (k + p + 4) * EPS * float(np.linalg.norm(mz + absv)) + tau_m * float(np.linalg.norm(z))
         core = float(z @ (M @ z)) - at + 2.0 * rho * (float(np.linalg.norm(r)) + err_r)
         scale = float(az @ mz) + sat + 2.0 * rho * float(np.linalg.norm(mz + absv)) + tau_m * float(az @ az)
-        eta = f * (core + 16.0 * (k + p + qd) * _EPS * scale)
+        eta = f * (core + 16.0 * (k + p + qd) * EPS * scale)
         if eta < best:
             best_z, best = z, eta
     z, eta = best_z, best
@@ -393,10 +393,10 @@ def image_rcc1(ctx: Context, Lf: np.ndarray, solver: str) -> MethodOutput:
     Ls = Lf / two
     K = Ls @ Wx
     delta = certificate_delta(prob, Q[:, :d]) if not ctx.on_intervals else \
-        4.0 * _EPS * (1.0 + np.max(np.abs(Q), axis=1, initial=0.0))
+        4.0 * EPS * (1.0 + np.max(np.abs(Q), axis=1, initial=0.0))
     Td = (Q - Lo + delta[:, None]) * (Q - Hi - delta[:, None])
     svals = np.linalg.svd(Wx, compute_uv=False)
-    smin = float(svals[-1]) - 4.0 * d * _EPS * float(svals[0]) if svals.size else 0.0
+    smin = float(svals[-1]) - 4.0 * d * EPS * float(svals[0]) if svals.size else 0.0
     name = solver if solver in ("clarabel", "scs") else ("clarabel" if p <= 12 else "scs")
     dual = WeightedEbtDual(name, W, K.T @ K)
     for j in range(n):
@@ -418,9 +418,9 @@ def image_rcc1(ctx: Context, Lf: np.ndarray, solver: str) -> MethodOutput:
         x = qx + Wx @ z
         c = Lf @ x
         # the rounding of Lf x, in the core's units
-        rounding = (d + p + 2) * _EPS * float(np.linalg.norm(np.abs(Lf) @ (np.abs(qx) + np.abs(Wx) @ np.abs(z))))
+        rounding = (d + p + 2) * EPS * float(np.linalg.norm(np.abs(Lf) @ (np.abs(qx) + np.abs(Wx) @ np.abs(z))))
         C[j], eta[j], value[j] = c, e * two * two, val * two * two
-        R[j] = two * math.sqrt(e) * (1.0 + 4.0 * _EPS) + rounding
+        R[j] = two * math.sqrt(e) * (1.0 + 4.0 * EPS) + rounding
         if st != Status.OPTIMAL:
             codes[j], check[j] = Status.INACCURATE, f"cvxpy {name}: {status}"
         elif not eta[j] <= (math.sqrt(max(value[j], 0.0)) * (1.0 + _WEIGHTED_GAP) + _WEIGHTED_FLOOR) ** 2:
@@ -439,12 +439,12 @@ def image_hull_radius(L: np.ndarray, C: np.ndarray, lo: np.ndarray, hi: np.ndarr
     relative plus the rounding of ``L m``, ``(d + 2) eps ||(|L| |m|)||``. Returns
     ``(L m, h, bound)``; NaN rows of C give NaN."""
     q, d = L.shape
-    up = 1.0 + 8.0 * (d + q + 2) * _EPS
+    up = 1.0 + 8.0 * (d + q + 2) * EPS
     absL = np.abs(L)
     with np.errstate(invalid="ignore"):
         mid, half = 0.5 * (lo + hi), 0.5 * (hi - lo)
         Lm = mid @ L.T
         h = np.abs(Lm - C) + half @ absL.T
-        bound = np.linalg.norm(h, axis=1) * up + (d + 2) * _EPS * np.linalg.norm(np.abs(mid) @ absL.T, axis=1)
+        bound = np.linalg.norm(h, axis=1) * up + (d + 2) * EPS * np.linalg.norm(np.abs(mid) @ absL.T, axis=1)
     bound[~np.all(np.isfinite(C), axis=1)] = np.nan
     return Lm, h, bound

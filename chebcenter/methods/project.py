@@ -23,10 +23,10 @@ import dataclasses
 
 import numpy as np
 
-from .._core.parallel import row_blocks
 from .._core.validate import as_array
 from .._errors import InvalidInputError
 from ..kernels.linalg import rows_times
+from ..kernels.parallel import row_blocks
 from ..kernels.qp import QP_OPTIMAL, project_metric_rows
 from ..results import Status
 from .relax import lifted_near, rcc2, reasons

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._core.lifting import group_ranges
-from .._core.parallel import row_blocks
 from ..kernels.linalg import rows_times
+from ..kernels.parallel import row_blocks
 from ..kernels.simplex import RANGES_EMPTY, RANGES_FAILED, RANGES_OK, range_rows
 from ..results import Status
 from .spec import Context, Extra, MethodOutput, MethodSpec, WarmupStep

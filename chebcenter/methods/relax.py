@@ -38,11 +38,11 @@ import numpy as np
 
 from .._core.cvxpy_forms import EbtDual, ProjectionQP, status_of
 from .._core.normalised import corner_radius
-from .._core.parallel import row_blocks
 from .._core.validate import as_bool, as_positive_int, check_choice
-from ..kernels.linalg import rows_times
+from ..kernels.linalg import EPS, numerical_rank, rows_times
 from ..kernels.nnls import CHUNK as NNLS_CHUNK
 from ..kernels.nnls import nnls_rows
+from ..kernels.parallel import row_blocks
 from ..kernels.rcc1 import COLD_MU, CONVERGED, NUMERICAL_FAILURE, ROBUST_MU, rcc1_barrier_rows, rcc1_segment_rows
 from ..kernels.rcc1_certificate import certify_rows
 from ..kernels.rcc2_intervals import RCC2_OPTIMAL, rcc2_interval_rows
@@ -56,7 +56,6 @@ __all__ = ["RCC1", "RCC2", "rcc1_certificate"]
 #: per-problem cvxpy problems of this module (the reference routes: at d = 50 Clarabel
 #: takes 9-15 s per solve and SCS 0.1-0.5 s on this machine; "auto" uses the compiled solver)
 _SOLVERS = ProblemCache()
-_EPS = np.finfo(np.float64).eps
 
 
 def certificate_delta(prob, Q):
@@ -68,8 +67,7 @@ def certificate_delta(prob, Q):
     computed affine set is the exact one of a matrix within a few eps of A; points of that
     set lie within ``delta`` of the box. (The forward error, up to ``cond(A)`` times
     larger, is not a property of the slice but of its conditioning; see docs/theory.md.)"""
-    eps = np.finfo(np.float64).eps
-    return 4.0 * eps * (1.0 + np.max(np.abs(Q), axis=1, initial=0.0))
+    return 4.0 * EPS * (1.0 + np.max(np.abs(Q), axis=1, initial=0.0))
 
 
 def rcc1_certificate(W, q, lo, hi, alpha, delta=0.0):
@@ -640,7 +638,8 @@ def _rcc2_is_rcc1(core, grp, k, X2):
     if todo.size:
         rows = np.vstack([grp.AE, grp.AI])
         _, sv, Vt = np.linalg.svd(rows, full_matrices=True)
-        r = int(np.sum(sv > sv[0] * max(rows.shape) * _EPS))
+        # the proof needs Y a = 0 for every row: NumPy's rule, not a looser rank_tol of the caller's
+        r = numerical_rank(sv, rows.shape)
         ok[todo] = alpha_one_certified(Vt[r:].T @ Vt[r:], s[todo], rank=r)
     return ok
 
@@ -674,7 +673,7 @@ def _rcc1_lifted(core, grp, k, Y0, opts):
             i2, s2 = np.zeros(again.size, dtype=np.int64), np.zeros(again.size, dtype=np.int64)
             rcc1_barrier_rows(W, C[again], T[again], A2, i2, s2, MU_MIN, 300, 1, ROBUST_MU)
             Alpha[again], state[again] = A2, s2
-    delta = 4.0 * _EPS * (1.0 + np.max(np.abs(Q), axis=1, initial=0.0))[:, None]
+    delta = 4.0 * EPS * (1.0 + np.max(np.abs(Q), axis=1, initial=0.0))[:, None]
     Td = np.ascontiguousarray((Q - Lo + delta) * (Q - Hi - delta))
     Xl, Eta, good = _certify_lifted(W, Q, C, Td, Alpha)
     codes = np.where((state == CONVERGED) & good, Status.OPTIMAL, Status.INACCURATE).astype(np.int8)

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from .._core.lifting import interval_vertices
-from .._core.normalised import _EPS, _Core, bound_size
+from .._core.normalised import _Core, bound_size
 from .._core.validate import (
     as_batch_rhs,
     as_bounds,
@@ -42,7 +42,7 @@ from .._core.validate import (
 )
 from .._errors import InvalidInputError
 from ..kernels import closed_forms
-from ..kernels.linalg import rows_times
+from ..kernels.linalg import EPS, numerical_rank, rows_times
 from ..methods import REGISTRY
 from ..methods.dispatch import scatter_declared, solve
 from ..methods.exact import slice_vertices
@@ -205,8 +205,7 @@ class BoxSlice:
     @functools.cached_property
     def rank(self) -> int:
         s = self._svd[1]
-        tol = s[0] * max(self.m, self.d) * _EPS if (self.rank_tol is None and s.size) else (self.rank_tol or 0.0)
-        return int(np.sum(s > tol))
+        return numerical_rank(s, (self.m, self.d), self.rank_tol)
 
     @property
     def p(self) -> int:
@@ -604,7 +603,7 @@ class BoxSlice:
             Cn = ex["image_center"]
             base = M @ self._shift
             # the rounding of the map back, s Cn + M shift, is added to the radius
-            rounding = (self.d + 2) * np.finfo(float).eps * np.linalg.norm(
+            rounding = (self.d + 2) * EPS * np.linalg.norm(
                 np.abs(M) @ np.abs(self._shift) + s * np.abs(Cn), axis=1)
             centers[good], radii[good], codes[good] = s * Cn + base, R * s + rounding, cz
             if "radius_lower" in ex:
@@ -755,7 +754,7 @@ class BoxSlice:
         ``8 eps d (|b_j| + sum_i |a_ji| |lo_i|)``: relative to the numbers involved, with no
         absolute term (at an offset of 4e8 a relative feas_tol let a point 0.06 outside an
         interval into it)."""
-        return 8.0 * np.finfo(float).eps * self.d * (bound_size(L, U) + self._abs_offset)
+        return 8.0 * EPS * self.d * (bound_size(L, U) + self._abs_offset)
 
     def _fixed_point_rows(self, L, U, tau):
         """Every coordinate fixed: the set is ``{lo}`` when ``L <= A lo <= U`` to the tolerance."""

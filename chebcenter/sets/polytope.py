@@ -24,6 +24,7 @@ from scipy.optimize import linprog
 
 from .._core.validate import as_matrix, as_positive_float, as_vector
 from .._errors import InvalidInputError
+from ..kernels.linalg import EPS, numerical_rank
 from ..kernels.vertices import distinct_rows
 from ..methods import choose_set_method, set_methods
 from ..methods.general_sets import nan_result
@@ -82,7 +83,7 @@ class Polytope:
         self._A1, self._b1 = self.A_eq[ak] / an[ak, None], self.b_eq[ak] / an[ak]
         if self._A1.shape[0]:
             _, sv, Vt = np.linalg.svd(self._A1)
-            r = int(np.sum(sv > sv[0] * max(self._A1.shape) * np.finfo(float).eps)) if sv.size else 0
+            r = numerical_rank(sv, self._A1.shape)
             self._Ur = np.linalg.svd(self._A1, full_matrices=False)[0][:, :r]
             self._sr, self._Vr, self.W = sv[:r], Vt[:r].T, Vt[r:].T
         else:
@@ -98,7 +99,7 @@ class Polytope:
     def _set_frame(self, t, s):
         """Data of the set in the frame ``x = t + s y``, reduced to ``y = x0 + W u``."""
         self._t, self._s = t, float(s)
-        eps = np.finfo(float).eps
+        eps = EPS
         Gt, At = self._G1 @ t, self._A1 @ t
         h, b = (self._h1 - Gt) / s, (self._b1 - At) / s
         # rounding in forming h and b is about eps * (|h1| + |G t|) / s: the data's own precision

@@ -367,3 +367,21 @@ def test_rows_that_never_reach_the_solver_hold_each_extras_declared_fill():
         method="rcc1", lower=[[1.0], [np.nan]], upper=[[1.0], [1.2]])
     assert r.status_codes.tolist() == [Status.OPTIMAL, Status.INVALID_INPUT]
     assert np.all(np.isnan(r.extras["alpha"][1]))
+
+
+def test_rank_tol_reaches_the_lifted_equations():
+    """The caller's rank_tol ranks a lifted group's equations as it ranks A: rows 0 and 1
+    differ by 1e-9 in x2, so with rank_tol = 1e-6 they are one equation and x2 is free over
+    [0, 1]; the set is then {x1 = 0.5, x2 in [0, 1], x3 in [0.6, 0.8]}, radius
+    sqrt(0.5^2 + 0.1^2). With NumPy's rule the two equations pin x2 and the radius is the
+    interval's 0.1. (The lifted group ranked its equations by NumPy's rule whatever rank_tol.)"""
+    A = np.array([[1.0, 0.0, 0.0], [1.0, 1e-9, 0.0], [0.0, 0.0, 1.0]])
+    b = A @ np.array([0.5, 0.3, 0.7])
+    L, U = b.copy(), b.copy()
+    L[2], U[2] = b[2] - 0.1, b[2] + 0.1
+    loose = cc.BoxSlice(A, 0.0, 1.0, rank_tol=1e-6).centers(lower=L[None], upper=U[None], method="exact")
+    assert loose.status[0].name == "OPTIMAL"
+    # the radius carries the forward-error widening (the rows' Hoffman constant is ~1e9 here)
+    assert loose.radii[0] - loose.extras["forward_error"][0] == pytest.approx(np.hypot(0.5, 0.1), rel=1e-9)
+    tight = cc.BoxSlice(A, 0.0, 1.0).centers(lower=L[None], upper=U[None], method="exact")
+    assert tight.radii[0] - tight.extras["forward_error"][0] == pytest.approx(0.1, rel=1e-6)

@@ -103,7 +103,7 @@ def test_row_threads_hold_blas_to_one_thread_and_restore_it_with_overlapping_bat
     import numba
     from threadpoolctl import threadpool_info
 
-    from chebcenter._core.parallel import row_blocks
+    from chebcenter.kernels.parallel import row_blocks
 
     if numba.config.NUMBA_NUM_THREADS < 2:
         pytest.skip("one numba thread: row_blocks runs inline")

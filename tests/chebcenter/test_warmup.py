@@ -13,9 +13,11 @@ from chebcenter import _warmup
 
 
 def test_warmup_runs_the_named_steps_and_names_a_bad_one():
-    seen = []
-    assert cc.warmup(["half", "ranges"], progress=lambda step, s: seen.append(step)) >= 0.0
+    seen, secs = [], []
+    total = cc.warmup(["half", "ranges"], progress=lambda step, s: (seen.append(step), secs.append(s)))
     assert seen == ["half", "ranges"]
+    # the steps run one after the other inside the call: its time holds each step's
+    assert all(s > 0 for s in secs) and total >= sum(secs)
     with pytest.raises(cc.InvalidInputError, match="steps: unknown warm-up step 'nope'"):
         cc.warmup(["half", "nope"])   # checked before any work
     seen.clear()
@@ -49,9 +51,11 @@ def test_cli_warmup_compiles_and_reports():
 
 
 def test_warmup_jobs_split_the_steps_over_worker_processes_and_report_a_failure(monkeypatch):
-    seen = []
-    assert cc.warmup(["half", "half_star", "ls"], progress=lambda step, s: seen.append(step), jobs=2) >= 0.0
+    seen, secs = [], []
+    total = cc.warmup(["half", "half_star", "ls"], progress=lambda step, s: (seen.append(step), secs.append(s)), jobs=2)
     assert sorted(seen) == ["half+ls", "half_star"]           # round-robin over two workers
+    # each worker's seconds run from the call's start (a worker starts a process and imports)
+    assert all(s > 0 for s in secs) and total >= max(secs)
     with pytest.raises(cc.InvalidInputError, match="jobs must be an integer >= 1; got 0"):
         cc.warmup(["half"], jobs=0)
     monkeypatch.setattr(_warmup, "STEPS", _warmup.STEPS + ("nope",))   # a step the worker refuses
@@ -91,7 +95,7 @@ _OWNED_PROBE = r"""
 import numpy as np
 import chebcenter as cc
 import chebcenter._warmup as w
-from chebcenter._core import jit as _jit
+from chebcenter.kernels import jit as _jit
 h = w.start_helper(["half"], shape=(1, 4), own=True)
 print("STARTED", h is not None and _jit._OWNER is h)
 cc.BoxSlice([[1.0, 2.0, 3.0, 4.0]]).centers(np.array([[2.5]]), "half")   # waits for the child's "half"
@@ -208,7 +212,7 @@ def test_every_kernel_is_compiled_for_runtime_types_only(tmp_path):
     the simplex pivot was compiled three times). After every warm-up step, in a fresh
     process with an empty cache (a kernel loaded from the cache does not retype its
     callees, so only a fresh compilation shows them), no kernel may hold a Literal-typed
-    specialisation (chebcenter/_core/jit.py). About 25 s: marked slow."""
+    specialisation (chebcenter/kernels/jit.py). About 25 s: marked slow."""
     out = subprocess.run([sys.executable, "-c", _LITERAL_SCAN], capture_output=True, text=True, timeout=900,
                          env=dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path)))
     assert out.returncode == 0, out.stderr

@@ -1,6 +1,6 @@
 """Running compiled kernels over the rows of a batch on all cores.
 
-The kernels are compiled ``nogil`` (:mod:`chebcenter._core.jit`), so plain Python threads run
+The kernels are compiled ``nogil`` (:mod:`chebcenter.kernels.jit`), so plain Python threads run
 them in parallel; :func:`row_blocks` cuts a batch into contiguous ranges, one per thread.
 """
 
