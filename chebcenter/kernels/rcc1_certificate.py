@@ -113,7 +113,7 @@ def certify_rows(W, Q, C, T, Alpha, X, Eta, reliable):
     ``Q_i = w_i w_i^T`` (w_i the i-th row of W), ``g_i = c_i w_i`` with ``c = q - m``, and
     ``t_i = (q_i - lo_i + delta)(q_i - hi_i - delta)``: ``M = W^T D_alpha W``. The caller
     passes ``C[n] = c`` and ``T[n] = t`` per row, so a row may have its own box (the
-    lifted rows of an interval set, :func:`chebcenter.methods.relax._rcc1_on_intervals`, are rows of W too).
+    lifted rows of an interval set, :func:`chebcenter.methods.relax.rcc1`, are rows of W too).
     ``delta`` widens the box to cover the rounding in q and W (points of the true S_F lie
     in the widened box on the computed affine set), so eta bounds the true set too. Writes
     back Alpha (clipped at 0, zero on rows of W that are 0, scaled by the certificate's f),

@@ -30,9 +30,22 @@ from .project import PROJECT
 from .ranges import RANGES
 from .relax import RCC1, RCC2
 from .simple import HALF, HALF_STAR, LS
-from .spec import ROWS, SET_KINDS, SOLVERS, Context, Extra, MethodOutput, MethodSpec, SetRoute, WarmupStep
+from .spec import (
+    GENERAL,
+    ROWS,
+    SET_KINDS,
+    SOLVERS,
+    Context,
+    Extra,
+    MethodOutput,
+    MethodSpec,
+    Route,
+    SetRoute,
+    WarmupStep,
+)
 
-__all__ = ["Context", "Extra", "METHODS", "MethodOutput", "MethodSpec", "REGISTRY", "ROWS", "SET_KINDS", "SOLVERS",
+__all__ = ["GENERAL", "Context", "Extra", "METHODS", "MethodOutput", "MethodSpec", "REGISTRY", "ROWS", "Route", "SET_KINDS",
+           "SOLVERS",
            "SetRoute", "TABLE", "WarmupStep", "choose_set_method", "method_table", "set_methods", "warmup_steps"]
 
 #: every method, in the order of a typical session's first use (the warm-up's order)
@@ -69,12 +82,14 @@ def warmup_steps() -> tuple[tuple[MethodSpec, WarmupStep], ...]:
 
 
 def method_table() -> str:
-    """The method table as Markdown: what each method serves, its solvers, where its centers
-    lie, what its radius certifies and its warm-up steps (docs/chebcenter.md prints it)."""
+    """The method table as Markdown: what each method serves, its routes on box-slice rows
+    (the declared fast paths, with the facts they need, then the general body), its solvers,
+    where its centers lie, what its radius certifies and its warm-up steps (docs/chebcenter.md
+    prints it)."""
     yes = {True: "yes", False: "—"}
-    lines = ["| method | equality rows | interval rows | polytope | quadratic set | solvers | centers lie in | "
+    lines = ["| method | equality rows | interval rows | polytope | quadratic set | routes | solvers | centers lie in | "
              "`radius` certifies | warm-up steps |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for spec in TABLE:
         kinds = [yes[r in spec.rows] for r in ROWS] + [yes[k in spec.sets] for k in SET_KINDS]
         solvers = ", ".join(spec.solvers) or "—"
@@ -83,6 +98,8 @@ def method_table() -> str:
             solvers += f" (sets: {', '.join(on_sets)})"
         steps = ", ".join(f"`{step.name}`" for step in spec.warmup) or "—"
         name = f"`{spec.name}`" + ("" if spec.estimates else " (feature ranges)")
-        lines.append(f"| {name} | {' | '.join(kinds)} | {solvers} | {spec.lies_in} | "
+        routes = ", ".join([f"`{r.name}` ({', '.join(sorted(r.needs))})" for r in spec.routes]
+                           + [f"`{GENERAL}`"]) if spec.func is not None else "—"
+        lines.append(f"| {name} | {' | '.join(kinds)} | {routes} | {solvers} | {spec.lies_in} | "
                      f"{spec.certifies.replace('||', '‖')} | {steps} |")
     return "\n".join(lines)

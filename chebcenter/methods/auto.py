@@ -20,9 +20,9 @@ import numpy as np
 
 from .._core.validate import as_positive_int
 from ..results import Status
-from .exact import EXACT, EXACT_KERNELS, candidate_count, exact, prefer_bnb
-from .relax import RCC1, rcc1
-from .spec import Context, Extra, MethodOutput, MethodSpec, WarmupStep
+from .exact import EXACT, EXACT_KERNELS, candidate_count, prefer_bnb
+from .relax import RCC1
+from .spec import Context, Extra, MethodOutput, MethodSpec, Route, WarmupStep
 
 __all__ = ["AUTO", "exact_options"]
 
@@ -37,14 +37,25 @@ def exact_options(options, d, rank):
     nodes. One policy for equality rows and bounded-error rows (there, d and rank are the
     lifted set's)."""
     return {"max_vertices": options["max_vertices"], "max_candidates": options["max_candidates"],
-            "return_vertices": False, "algorithm": "bnb" if prefer_bnb(d, rank) else "enumerate",
+            "return_vertices": False, "return_support": False, "algorithm": "bnb" if prefer_bnb(d, rank) else "enumerate",
             "gap_tol": 1e-6, "max_nodes": 5_000_000}
 
 
 def auto(ctx: Context) -> MethodOutput:
-    """exact where its work is within auto's limits, else rcc1; on interval rows the same
-    policy on the lifted set's dimension and rank, where exact's routes decide TOO_LARGE
-    themselves (:func:`chebcenter._core.lifting.vertices_of`)."""
+    """The general body: exact within auto's limits on the lifted set's dimension and rank,
+    where exact's routes decide TOO_LARGE themselves (:func:`chebcenter._core.lifting.vertices_of`),
+    else rcc1; a row rcc1 does not certify is given to exact again within exact's own limits
+    (:func:`_second_chance`)."""
+    return _auto(ctx, True)
+
+
+def _auto_slices(ctx: Context) -> MethodOutput:
+    """Slices: exact where the enumeration's candidate count ``C(d, r) 2^(d - r)`` is within
+    ``max_candidates`` (known before any work), else rcc1."""
+    return _auto(ctx, False)
+
+
+def _auto(ctx: Context, general: bool) -> MethodOutput:
     prob = ctx.problem
     opts = ctx.options
     n = ctx.rows.size
@@ -55,11 +66,11 @@ def auto(ctx: Context) -> MethodOutput:
     lower = np.full(n, np.nan)   # exact's certified lower bound on its rows
     extras = {}
     todo = np.arange(n)
-    d, rank = (ctx.group.K, ctx.group.K - ctx.group.p) if ctx.on_intervals else (prob.d, prob.rank)
-    if ctx.on_intervals or candidate_count(d, rank) <= opts["max_candidates"]:
+    d, rank = ctx.dim, ctx.rank
+    if general or candidate_count(d, rank) <= opts["max_candidates"]:
         # rank 1 from d = 15 (exact.BNB_FROM_D): the certified branch and bound is faster there,
         # and the enumeration would likely pass the default vertex limit (2e4)
-        ex = exact(ctx.subset(todo, exact_options(opts, d, rank)))
+        ex = EXACT.run(ctx.subset(todo, exact_options(opts, d, rank)))
         done = ex.codes != Status.TOO_LARGE
         centers[done], radii[done], codes[done] = ex.centers[done], ex.radii[done], ex.codes[done]
         chosen[done] = "exact"
@@ -70,13 +81,13 @@ def auto(ctx: Context) -> MethodOutput:
         todo = todo[~done]
     if todo.size:
         rc_opts = {key: opts[key] for key in RCC1.options}
-        rc = rcc1(ctx.subset(todo, rc_opts))
+        rc = RCC1.run(ctx.subset(todo, rc_opts))
         centers[todo], radii[todo], codes[todo] = rc.centers, rc.radii, rc.codes
         if "check" in rc.extras:
             extras.setdefault("check", np.full(n, None, dtype=object))[todo] = rc.extras["check"]
         if "route" in extras:
             extras["route"][todo] = None
-        if ctx.on_intervals:
+        if general:
             _second_chance(ctx, todo[codes[todo] != Status.OPTIMAL], centers, radii, codes, chosen, lower, extras)
     return MethodOutput(centers, radii, codes, {"method": chosen, "radius_lower": lower, **extras})
 
@@ -95,7 +106,7 @@ def _second_chance(ctx, rows, centers, radii, codes, chosen, lower, extras):
     and the enumeration the one that certifies."""
     if rows.size == 0:
         return
-    ex = exact(ctx.subset(rows, {**EXACT_OPTIONS, "return_support": False}))
+    ex = EXACT.run(ctx.subset(rows, {**EXACT_OPTIONS, "return_support": False}))
     better = (ex.codes == Status.OPTIMAL) | ((ex.codes == Status.INACCURATE) & (ex.radii < radii[rows]))
     at = rows[better]
     centers[at], radii[at], codes[at] = ex.centers[better], ex.radii[better], ex.codes[better]
@@ -119,5 +130,7 @@ AUTO = MethodSpec(
         Extra("route", "label", "O", "bounded-error exact rows: how the vertices were found (as exact's route)"),
     ),
     solvers=RCC1.solvers,
+    routes=(Route("box slice", _auto_slices, {"equations"},
+                  "exact where the slice's candidate count is within max_candidates, else rcc1"),),
     warmup=(WarmupStep("auto", EXACT_KERNELS),),
 )

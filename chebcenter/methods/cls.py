@@ -28,15 +28,14 @@ from ..kernels.bvls import NEEDS_GELSD, bvls_rows
 from ..kernels.parallel import row_blocks
 from ..results import Status
 from .relax import lifted_near, reasons
-from .spec import Context, Extra, MethodOutput, MethodSpec, WarmupStep
+from .spec import Context, Extra, MethodOutput, MethodSpec, Route, WarmupStep
 
 __all__ = ["CLS"]
 
 
-def cls(ctx: Context) -> MethodOutput:
-    """Bounded least squares (BVLS) per row; see the module docstring."""
-    if ctx.on_intervals:
-        return _cls_on_intervals(ctx)
+def _cls_slices(ctx: Context) -> MethodOutput:
+    """Bounded least squares (BVLS) per slice row; see the module docstring. The general
+    body: :func:`cls`."""
     prob = ctx.problem
     n = ctx.rows.size
     centers = np.full((n, prob.d), np.nan)
@@ -78,8 +77,8 @@ def _output(ctx, centers, codes, iters):
     return MethodOutput(centers, radii, codes, {"iterations": iters})
 
 
-def _cls_on_intervals(ctx: Context) -> MethodOutput:
-    """Interval rows: the box least-squares point of ``A x = (L + U) / 2``, projected onto S
+def cls(ctx: Context) -> MethodOutput:
+    """The general body: the box least-squares point of ``A x = (L + U) / 2``, projected onto S
     (:func:`chebcenter.methods.relax.lifted_near`, with its radius bound)."""
     core, n = ctx.problem, ctx.rows.size
     B = np.ascontiguousarray(0.5 * (ctx.L + ctx.U))
@@ -106,6 +105,8 @@ def _cls_on_intervals(ctx: Context) -> MethodOutput:
 CLS = MethodSpec("cls", cls, lies_in="S_F", certifies="R + ||x - h|| (<= 2R)",
                  options={"solver": "auto"}, solvers=("auto", "numba", "scipy"),
                  interval_values={"solver": ("auto", "numba")},
+                 routes=(Route("box slice", _cls_slices, {"equations"},
+                               "BVLS of A x = b itself (a point of S_F), radius R + ||x - h||"),),
                  extras=(Extra("iterations", "count", "i8", "the box least-squares solver's iterations"),),
                  warmup=(WarmupStep("cls", ("closed_forms.prepare_rows", "closed_forms.forward_rows", "bvls.bvls_rows")),
                          # a repeated row: the subproblems need LAPACK's gelsd

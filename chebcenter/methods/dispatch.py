@@ -100,9 +100,10 @@ def _slices(core, B, user, spec, opts, on_inconsistent, index, slack=None):
         closed_forms.ball_radii(Hr, core.mid, core.half_diag_sq, ball)
         pos = np.full(N, -1, dtype=np.int64)
         pos[rows] = np.arange(rows.size)
-        ctx = Context(core, index[rows], take(B), take(Q), Hr, ball, opts,
-                      outside=pos[outside[feasible_out]], proj_outside=proj_out[feasible_out])
-        out = spec.func(ctx)
+        Br = take(B)
+        ctx = Context(core, index[rows], Br, take(Q), Hr, ball, opts,
+                      outside=pos[outside[feasible_out]], proj_outside=proj_out[feasible_out], L=Br, U=Br)
+        out = spec.run(ctx)
         if core.p == 0 and spec.lies_in != "box":  # S_F = {q}: every estimate of S_F is q, radius 0
             # (half, the know-nothing baseline, stays the box midpoint with its half-diagonal)
             ok = out.codes <= Status.INACCURATE
@@ -199,7 +200,7 @@ def _sets(core, Lc, Uc, tau, spec, opts, index, user=None):
         if k.size == 0:
             continue
         at = rows[k]
-        out = spec.func(Context.of_group(core, index[at], grp, k, Y0, Lp[at], Up[at], opts))
+        out = spec.run(Context.of_group(core, index[at], grp, k, Y0, Lp[at], Up[at], opts))
         C, R, st, ex = out.centers, out.radii, out.codes, dict(out.extras)
         if "check" in ex:   # the method's own findings, before the contract check adds its own
             ex["check"] = np.asarray(ex["check"], dtype=object)

@@ -60,7 +60,7 @@ from .exact_batch import BATCH_CANDIDATES, batch_exact, batch_slab
 from .exact_bnb import bnb_center
 from .general_sets import polytope_exact
 from .relax import lifted_rcc2
-from .spec import Context, Extra, MethodOutput, MethodSpec, SetRoute, WarmupStep
+from .spec import Context, Extra, MethodOutput, MethodSpec, Route, SetRoute, WarmupStep
 
 #: the kernels of exact's first use on slice rows (auto reaches the same ones)
 EXACT_KERNELS = ("closed_forms.prepare_rows", "closed_forms.forward_rows", "edge_walk.pivot_vertices", "ball.min_enclosing_ball",
@@ -136,12 +136,22 @@ def slice_vertices(problem, q, capacity, walk=True, raw=False, tol=None):
 
 
 def exact(ctx: Context) -> MethodOutput:
-    """Exact minimax center by vertex enumeration + minimum enclosing ball; without the
-    support points when ``return_support=False`` (a batch of 1e5 rows at d = 10 keeps 100
-    MB of them, and a privacy audit reads only the centers and radii). Interval rows:
-    :func:`_exact_on_intervals`."""
-    out = _exact_on_intervals(ctx) if ctx.on_intervals else _exact(ctx)
-    if not ctx.options.get("return_support", True):
+    """Exact minimax center of any rows' sets, the general body (:func:`_exact_lifted`): the
+    minimum enclosing ball of the lifted slice's vertices, found by the route of least cost;
+    without the support points when ``return_support=False``."""
+    return _without_support(ctx, _exact_lifted(ctx))
+
+
+def _exact_slices(ctx: Context) -> MethodOutput:
+    """The route of slice rows: vertex enumeration (the batch route first) + minimum enclosing
+    ball, or the branch and bound; without the support points when ``return_support=False`` (a
+    batch of 1e5 rows at d = 10 keeps 100 MB of them, and a privacy audit reads only the
+    centers and radii)."""
+    return _without_support(ctx, _exact(ctx))
+
+
+def _without_support(ctx, out):
+    if not ctx.options["return_support"]:
         out.extras.pop("support", None)
         out.extras.pop("support_indices", None)
     return out
@@ -411,12 +421,8 @@ def _bnb_then_enumeration(ctx, centers, radii, lower, codes, support, budget):
     if open_rows.size == 0:
         return out
     n_open = open_rows.size
-    sub = dataclasses.replace(ctx, rows=ctx.rows[open_rows], B=ctx.B[open_rows], Q=ctx.Q[open_rows],
-                              H=ctx.H[open_rows], radius_ball=ctx.radius_ball[open_rows],
-                              outside=np.zeros(0, dtype=np.int64), proj_outside=np.zeros((0, ctx.problem.d)),
-                              options=dict(ctx.options, algorithm="enumerate", return_vertices=True,
-                                          return_support=True))
-    enum = exact(sub)
+    sub = ctx.subset(open_rows, dict(ctx.options, algorithm="enumerate", return_vertices=True, return_support=True))
+    enum = _exact_slices(sub)
     prob = ctx.problem
     gap_tol = ctx.options["gap_tol"]
     check = out.extras.get("check")
@@ -518,8 +524,8 @@ def _widened_search(prob, q, opts, max_nodes):
 
 # -- interval rows (docs/theory.md §8) ---------------------------------------------------------
 
-def _exact_on_intervals(ctx: Context) -> MethodOutput:
-    """exact on a group of interval rows (docs/theory.md §8.7): the minimum enclosing ball of
+def _exact_lifted(ctx: Context) -> MethodOutput:
+    """exact on a lifted group (docs/theory.md §8.7): the minimum enclosing ball of
     the vertices, found by the route of least cost (:func:`chebcenter._core.lifting.vertices_of`),
     the batch slab route on one interval row, or the lifted branch and bound."""
     core, grp, k, Y0, opts = ctx.problem, ctx.group, ctx.k, ctx.Y0, ctx.options
@@ -531,7 +537,7 @@ def _exact_on_intervals(ctx: Context) -> MethodOutput:
     nv = np.full(n, -1, dtype=np.int64)
     route = np.full(n, None, dtype=object)
 
-    algorithm = opts.get("algorithm", "enumerate")
+    algorithm = opts["algorithm"]
     done = np.zeros(n, dtype=bool)
     if grp.p and grp.AE.shape[0] == 0 and grp.K == core.d + 1 and core.d <= SLAB_MAX_D and algorithm != "bnb":
         done = batch_slab(core, grp, k, capacity, X, R, low, nv)
@@ -547,7 +553,7 @@ def _exact_on_intervals(ctx: Context) -> MethodOutput:
                 continue
             one_row = grp.AE.shape[0] == 0 and grp.K == core.d + 1   # the branch and bound's rank 1
             P, route[j] = (None, "branch and bound") if (algorithm == "bnb" and one_row) else vertices_of(
-                core, grp, kk, capacity, opts.get("max_candidates"))
+                core, grp, kk, capacity, opts["max_candidates"])
             if P is None and one_row and algorithm != "enumerate":
                 route[j] = "branch and bound"
                 _, r2, _ = lifted_rcc2(core, grp, k[j:j + 1], Y0[j:j + 1])
@@ -648,6 +654,9 @@ EXACT = MethodSpec(
                 "algorithm": lambda name, v: check_choice(name, v, ("auto", "enumerate", "bnb")),
                 "gap_tol": as_positive_float, "max_nodes": as_positive_int},
     interval_values={"return_vertices": (False,), "return_support": (False,)},
+    routes=(Route("box slice", _exact_slices, {"equations"},
+                  "the slices' batch route (basis tables shared by the rows of one A), the edge walk or the "
+                  "enumeration row by row, and the branch and bound past the enumeration"),),
     extras=(
         Extra("radius_lower", "length", "f8", "a lower bound on the minimax radius of S_F (the certificate)"),
         Extra("support", "points", "O", "the vertices the enclosing ball touches", when="return_support"),

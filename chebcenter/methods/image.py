@@ -27,7 +27,7 @@ from ..kernels.ball import working_set_ball
 from ..kernels.linalg import EPS
 from ..kernels.vertices import candidate_count
 from ..results import Status
-from .spec import Context, Extra, MethodOutput, MethodSpec
+from .spec import Context, Extra, MethodOutput, MethodSpec, Route
 
 __all__ = ["IMAGE_EXACT_OPTIONS", "as_image_map", "image_hull_radius", "image_rcc1_spec", "image_spec", "relaxation_radius",
            "weighted_certificate"]
@@ -120,6 +120,8 @@ def image_spec(base: MethodSpec, Lf: np.ndarray, capacity: int, max_candidates: 
     return MethodSpec(
         base.name, lambda ctx: image_exact(ctx, Lf, capacity, max_candidates), lies_in="none",
         lipschitz=operator_norm(Lf),
+        routes=(Route("box slice", lambda ctx: _image_exact_slices(ctx, Lf, capacity, max_candidates), {"equations"},
+                      "the slice's vertex candidates (exact's enumeration), the lower bound refined in S_F"),),
         certifies="the exact Chebyshev radius of L S (radius_lower certifies it)",
         extras=(Extra("image_center", "length", "f8", "the center of L S (the core's frame)", shape=(q,)),
                 Extra("radius_lower", "length", "f8", "a lower bound on the minimax radius of L S"),
@@ -127,8 +129,67 @@ def image_spec(base: MethodSpec, Lf: np.ndarray, capacity: int, max_candidates: 
 
 
 def image_exact(ctx: Context, Lf: np.ndarray, capacity: int, max_candidates: int) -> MethodOutput:
-    """The minimum enclosing ball of the images of every vertex candidate, row by row."""
-    from .exact import _conservative_lower, _EnumeratedRows, _lower_in_slice, _variance_lower
+    """The general body: the minimum enclosing ball of the images of the lifted slice's
+    vertices (:func:`chebcenter._core.lifting.vertices_of`), row by row."""
+    from .._core.lifting import vertices_of
+
+    grp = ctx.group
+
+    def candidates(j):
+        if grp.p == 0:
+            return grp.invert(ctx.Y0[j:j + 1]), 0.0, False
+        every, _ = vertices_of(ctx.problem, grp, ctx.k[j], capacity, max_candidates)
+        if every is None:
+            return Status.TOO_LARGE, None, None
+        return (grp.invert(ctx.Y0[j:j + 1]) if every.shape[0] == 0 else every), 0.0, False
+
+    return _image_ball(ctx, Lf, candidates, None)
+
+
+def _image_exact_slices(ctx: Context, Lf: np.ndarray, capacity: int, max_candidates: int) -> MethodOutput:
+    """Slices: the images of every vertex candidate of the slice (exact's row-by-row
+    enumeration, widened where the computed slice misses the box), TOO_LARGE past
+    ``max_candidates``; the lower bound is refined by projecting the support onto S_F."""
+    from .exact import _EnumeratedRows, _lower_in_slice
+
+    prob = ctx.problem
+    n, d = ctx.rows.size, prob.d
+    if prob.p and candidate_count(d, prob.rank) > max_candidates:
+        codes = np.full(n, Status.TOO_LARGE, dtype=np.int8)
+        return MethodOutput(np.full((n, d), np.nan), np.full(n, np.nan), codes,
+                            {"image_center": np.full((n, Lf.shape[0]), np.nan), "radius_lower": np.full(n, np.nan),
+                             "n_vertices": np.full(n, -1, dtype=np.int64)})
+    rows = _EnumeratedRows(ctx, np.full((n, d), np.nan), np.full(n, np.nan), np.full(n, np.nan),
+                           np.full(n, Status.OPTIMAL, dtype=np.int8), np.full(n, -1, dtype=np.int64),
+                           np.empty(n, dtype=object))
+    rows.opts = {"max_vertices": capacity}
+
+    def candidates(j):
+        if prob.p == 0:
+            return ctx.Q[j][None, :], 0.0, False
+        got = rows._vertices(j, ctx.Q[j])
+        if got is None:
+            return Status.TOO_LARGE, None, None
+        _, every, widened, at_tau = got
+        if every.shape[0] == 0:
+            return Status.SOLVER_ERROR, None, None
+        return every, widened, at_tau
+
+    def refine(j, points, lower):
+        # the candidates can lie off S_F by rounding: their projections onto S_F move by
+        # delta, their images by at most ||L|| delta (see exact._lower_in_slice)
+        norm = operator_norm(Lf)
+        return norm * _lower_in_slice(prob, ctx.Q[j], points, lower / norm) if norm > 0 and lower > 0 else lower
+
+    return _image_ball(ctx, Lf, candidates, refine)
+
+
+def _image_ball(ctx, Lf, candidates, refine):
+    """The smallest ball of the images of each row's vertex candidates
+    (``candidates(j) -> (points, widened, at_tau)``, or ``(status, None, None)`` where the row
+    has none to give); ``refine(j, support points, lower)`` sharpens the lower bound where the
+    route can (None: as the ball's dual gives it)."""
+    from .exact import _conservative_lower, _variance_lower
 
     prob = ctx.problem
     n, d, q = ctx.rows.size, prob.d, Lf.shape[0]
@@ -139,40 +200,13 @@ def image_exact(ctx: Context, Lf: np.ndarray, capacity: int, max_candidates: int
     check = np.full(n, None, dtype=object)
     norm = operator_norm(Lf)
     absL = np.abs(Lf)
-    if not ctx.on_intervals and prob.p and candidate_count(d, prob.rank) > max_candidates:
-        codes[:] = Status.TOO_LARGE
-        return MethodOutput(np.full((n, d), np.nan), R, codes, {"image_center": C, "radius_lower": low, "n_vertices": nv})
-    rows = None if ctx.on_intervals else _EnumeratedRows(
-        ctx, np.full((n, d), np.nan), R, low, codes, nv, np.empty(n, dtype=object))
-    if rows is not None:
-        rows.opts = {"max_vertices": capacity}
     for j in range(n):
-        widened, at_tau = 0.0, False
-        if ctx.on_intervals:
-            from .._core.lifting import vertices_of
-
-            grp, kk = ctx.group, ctx.k[j]
-            if grp.p == 0:
-                every = grp.invert(ctx.Y0[j:j + 1])
-            else:
-                every, _ = vertices_of(prob, grp, kk, capacity, max_candidates)
-                if every is None:
-                    codes[j] = Status.TOO_LARGE
-                    continue
-                if every.shape[0] == 0:
-                    every = grp.invert(ctx.Y0[j:j + 1])
-        elif prob.p == 0:
-            every = ctx.Q[j][None, :]
-        else:
-            got = rows._vertices(j, ctx.Q[j])
-            if got is None:
-                codes[j] = Status.TOO_LARGE
-                continue
-            _, every, widened, at_tau = got
-            if every.shape[0] == 0:
-                codes[j] = Status.SOLVER_ERROR
+        every, widened, at_tau = candidates(j)
+        if widened is None:
+            codes[j] = every
+            if every == Status.SOLVER_ERROR:
                 check[j] = "no vertex was found although the set is nonempty"
-                continue
+            continue
         nv[j] = every.shape[0]
         P = every @ Lf.T
         U, first = np.unique(P, axis=0, return_index=True)
@@ -184,10 +218,8 @@ def image_exact(ctx: Context, Lf: np.ndarray, capacity: int, max_candidates: int
         if not radius - lower <= 1e-9 * (1.0 + radius):   # the walk's dual is weak on cospherical points
             lower = max(lower, _variance_lower(U, c, radius))
         gap_ok = radius - lower <= 1e-9 * (1.0 + radius)
-        if not ctx.on_intervals and norm > 0 and lower > 0:
-            # the candidates can lie off S_F by rounding: their projections onto S_F move by
-            # delta, their images by at most ||L|| delta (see exact._lower_in_slice)
-            lower = norm * _lower_in_slice(prob, ctx.Q[j], every[first[sup]], lower / norm)
+        if refine is not None:
+            lower = refine(j, every[first[sup]], lower)
         if widened:   # candidates at the forward error: the true vertices are that close, their images ||L|| that
             radius += widened * math.sqrt(d) * norm
             lower = 0.0
@@ -346,6 +378,8 @@ def image_rcc1_spec(base: MethodSpec, Lf: np.ndarray, solver: str) -> MethodSpec
     q = Lf.shape[0]
     return MethodSpec(
         base.name, lambda ctx: image_rcc1(ctx, Lf, solver), lies_in="none", lipschitz=operator_norm(Lf),
+        routes=(Route("box slice", lambda ctx: image_rcc1(ctx, Lf, solver, _weighted_slice_data(ctx)), {"equations"},
+                      "the slice's own u-space dual data (no lifted rows)"),),
         certifies="sqrt(eta): the weighted RCC1 dual value, recomputed from alpha (>= the radius of L S)",
         extras=(Extra("image_center", "length", "f8", "the weighted RCC1 center of L S (the core's frame)",
                       shape=(q,)),
@@ -353,13 +387,40 @@ def image_rcc1_spec(base: MethodSpec, Lf: np.ndarray, solver: str) -> MethodSpec
                 Extra("solver_value", "squared_length", "f8", "the solver's objective (not a certificate)")))
 
 
-def image_rcc1(ctx: Context, Lf: np.ndarray, solver: str) -> MethodOutput:
+def _weighted_lifted_data(ctx):
+    """The weighted dual's data on a lifted group: ``(W, p, Q, Lo, Hi, C, T, delta)`` about each
+    row's feasible point, the lifted rows scaled to half-widths about 1 as rcc1's general body
+    does."""
+    from .relax import _lifted_dual_data
+
+    grp, d = ctx.group, ctx.problem.d
+    Q, Lo, Hi, Cd, T = _lifted_dual_data(grp, ctx.k, ctx.Y0)
+    D = 1.0 / np.maximum(np.median(0.5 * (Hi - Lo), axis=0), 1e-300)
+    D[:d] = 1.0
+    W = np.ascontiguousarray(grp.W * D[:, None])
+    Q, Lo, Hi, Cd, T = Q * D, Lo * D, Hi * D, Cd * D, T * D * D
+    return W, grp.p, Q, Lo, Hi, Cd, T, 4.0 * EPS * (1.0 + np.max(np.abs(Q), axis=1, initial=0.0))
+
+
+def _weighted_slice_data(ctx):
+    """The weighted dual's data on slice rows: the slice's own ``W`` about ``q = A^+ b``."""
+    from .relax import _dual_data, certificate_delta
+
+    prob = ctx.problem
+    Q = ctx.Q
+    Lo, Hi = np.broadcast_to(prob.lo, Q.shape), np.broadcast_to(prob.hi, Q.shape)
+    Cd, T = _dual_data(prob, Q)
+    return prob.W, prob.p, Q, Lo, Hi, Cd, T, certificate_delta(prob, Q)
+
+
+def image_rcc1(ctx: Context, Lf: np.ndarray, solver: str, data=None) -> MethodOutput:
     """The weighted EBT dual of every row in cvxpy (:class:`chebcenter._core.cvxpy_forms.WeightedEbtDual`),
     certified at its weights (:func:`weighted_certificate`). A row whose solver fails is
     SOLVER_ERROR (the caller keeps the mapped center there); INACCURATE where the solver says
-    so or the certified value sits above its objective by more than its tolerance."""
+    so or the certified value sits above its objective by more than its tolerance. ``data``:
+    the dual's data (:func:`_weighted_slice_data` on the slices' route; the general body's
+    :func:`_weighted_lifted_data` by default)."""
     from .._core.cvxpy_forms import WeightedEbtDual, status_of
-    from .relax import _dual_data, _lifted_dual_data, certificate_delta
 
     prob = ctx.problem
     d, q = prob.d, Lf.shape[0]
@@ -368,20 +429,7 @@ def image_rcc1(ctx: Context, Lf: np.ndarray, solver: str) -> MethodOutput:
     R, eta, value = np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan)
     codes = np.full(n, Status.OPTIMAL, dtype=np.int8)
     check = np.full(n, None, dtype=object)
-    if ctx.on_intervals:
-        grp = ctx.group
-        W, p = grp.W, grp.p
-        Q, Lo, Hi, Cd, T = _lifted_dual_data(grp, ctx.k, ctx.Y0)
-        # the lifted rows scaled to half-widths about 1, as rcc1's own lifted route does
-        D = 1.0 / np.maximum(np.median(0.5 * (Hi - Lo), axis=0), 1e-300)
-        D[:d] = 1.0
-        W = np.ascontiguousarray(W * D[:, None])
-        Q, Lo, Hi, Cd, T = Q * D, Lo * D, Hi * D, Cd * D, T * D * D
-    else:
-        W, p = prob.W, prob.p
-        Q = ctx.Q
-        Lo, Hi = np.broadcast_to(prob.lo, Q.shape), np.broadcast_to(prob.hi, Q.shape)
-        Cd, T = _dual_data(prob, Q)
+    W, p, Q, Lo, Hi, Cd, T, delta = _weighted_lifted_data(ctx) if data is None else data
     Wx = W[:d]
     if p == 0:   # one point
         C[:] = Q[:, :d] @ Lf.T
@@ -392,8 +440,6 @@ def image_rcc1(ctx: Context, Lf: np.ndarray, solver: str) -> MethodOutput:
     two = 2.0 ** round(math.log2(sig)) if sig > 0 else 1.0
     Ls = Lf / two
     K = Ls @ Wx
-    delta = certificate_delta(prob, Q[:, :d]) if not ctx.on_intervals else \
-        4.0 * EPS * (1.0 + np.max(np.abs(Q), axis=1, initial=0.0))
     Td = (Q - Lo + delta[:, None]) * (Q - Hi - delta[:, None])
     svals = np.linalg.svd(Wx, compute_uv=False)
     smin = float(svals[-1]) - 4.0 * d * EPS * float(svals[0]) if svals.size else 0.0

@@ -29,8 +29,8 @@ from ..kernels.linalg import rows_times
 from ..kernels.parallel import row_blocks
 from ..kernels.qp import QP_OPTIMAL, project_metric_rows
 from ..results import Status
-from .relax import lifted_near, rcc2, reasons
-from .spec import Context, Extra, MethodOutput, MethodSpec, WarmupStep
+from .relax import RCC2, lifted_near, reasons
+from .spec import Context, Extra, MethodOutput, MethodSpec, Route, WarmupStep
 
 __all__ = ["PROJECT"]
 
@@ -97,11 +97,9 @@ def _to_frame(box, opts, rows, n_rows):
                 shared=a.ndim == 1)
 
 
-def project(ctx: Context) -> MethodOutput:
-    """Projection of the anchor onto S_F in the metric (see the module docstring); on
-    interval rows, onto S (:func:`chebcenter.methods.relax.lifted_near`)."""
-    if ctx.on_intervals:
-        return _project_on_intervals(ctx)
+def _project_slices(ctx: Context) -> MethodOutput:
+    """Projection of the anchor onto S_F in the metric (see the module docstring). The
+    general body: :func:`project`."""
     prob = ctx.problem
     n, d = ctx.rows.size, prob.d
     opts = ctx.options
@@ -109,7 +107,7 @@ def project(ctx: Context) -> MethodOutput:
     Anchor = np.ascontiguousarray(np.broadcast_to(A[0], (n, d)) if opts["shared"] else A[ctx.rows])
     X = np.ascontiguousarray(ctx.projection())  # the Euclidean projection of m: a feasible start
     if np.isnan(X).any():  # rows the compiled projection left open: rcc2's own fallback (cvxpy QP)
-        X = np.ascontiguousarray(rcc2(dataclasses.replace(ctx, options={"solver": "numba"})).centers)
+        X = np.ascontiguousarray(RCC2.run(dataclasses.replace(ctx, options={"solver": "numba"})).centers)
     codes = np.full(n, Status.OPTIMAL, dtype=np.int8)
     status = np.zeros(n, dtype=np.int64)
     its = np.zeros(n, dtype=np.int64)
@@ -169,10 +167,12 @@ def _qp_fallback(prob, metric, a, q, X, k):
     return code, "cvxpy QP (Clarabel)", "the compiled active set did not converge: solved as a cvxpy QP (Clarabel)"
 
 
-def _project_on_intervals(ctx: Context) -> MethodOutput:
+def project(ctx: Context) -> MethodOutput:
+    """The general body: the projection of the anchor onto S in the metric, in the lifted
+    coordinates (:func:`chebcenter.methods.relax.lifted_near`, with its radius bound)."""
     a = ctx.options["anchor"]
     n, d = ctx.rows.size, ctx.problem.d
-    anchors = np.broadcast_to(a[0], (n, d)) if ctx.options.get("shared", True) else a[ctx.rows]
+    anchors = np.broadcast_to(a[0], (n, d)) if ctx.options["shared"] else a[ctx.rows]
     X, R, st, ok = lifted_near(ctx.problem, ctx.group, ctx.k, ctx.Y0, np.ascontiguousarray(anchors),
                                ctx.options["metric"])
     out = reasons(~ok, "a projection onto S did not converge")
@@ -186,6 +186,9 @@ PROJECT = MethodSpec(
     options={"anchor": None, "metric": None},
     validators={"anchor": _anchor, "metric": _metric},
     to_frame=_to_frame,
+    routes=(Route("box slice", _project_slices, {"equations"},
+                  "the compiled active set on the slice from rcc2's point, a cvxpy QP for the rows it leaves; "
+                  "radius R + ||x - h||"),),
     extras=(
         Extra("iterations", "count", "i8", "the projection solver's iterations"),
         Extra("route", "label", "O", "which solver projected the row"),

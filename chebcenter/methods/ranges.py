@@ -14,15 +14,14 @@ from ..kernels.linalg import rows_times
 from ..kernels.parallel import row_blocks
 from ..kernels.simplex import RANGES_EMPTY, RANGES_FAILED, RANGES_OK, range_rows
 from ..results import Status
-from .spec import Context, Extra, MethodOutput, MethodSpec, WarmupStep
+from .spec import Context, Extra, MethodOutput, MethodSpec, Route, WarmupStep
 
 __all__ = ["RANGES"]
 
 
-def _ranges(ctx: Context) -> MethodOutput:
-    """The ranges of the context's rows in the normalised coordinates."""
-    if ctx.on_intervals:
-        return _ranges_on_intervals(ctx)
+def _ranges_slices(ctx: Context) -> MethodOutput:
+    """The ranges of slice rows in the normalised coordinates (the general body:
+    :func:`_ranges`)."""
     prob = ctx.problem
     n, d = ctx.rows.size, prob.d
     lower, upper = np.full((n, d), np.nan), np.full((n, d), np.nan)
@@ -58,8 +57,8 @@ def _ranges(ctx: Context) -> MethodOutput:
     return MethodOutput(mid, np.full(n, np.nan), codes, {"lower": lower, "upper": upper})
 
 
-def _ranges_on_intervals(ctx: Context) -> MethodOutput:
-    """The ranges of a group of interval rows: the lifted LPs (:func:`chebcenter._core.lifting.group_ranges`),
+def _ranges(ctx: Context) -> MethodOutput:
+    """The ranges of a lifted group, the general body: the lifted LPs (:func:`chebcenter._core.lifting.group_ranges`),
     which decide emptiness themselves (phase 1; ``RANGES.decides_emptiness``). A row they find
     empty is judged again at the tolerances: with no point of it there (the projection, then
     an LP) it is INFEASIBLE; with one, its LPs run again on the bounds widened by the
@@ -115,6 +114,8 @@ RANGES = MethodSpec("ranges", _ranges, lies_in="none", decides_emptiness=True,
                     extras=(Extra("lower", "point", "f8", "min x_i over S_F, per coordinate", shape=("d",)),
                             Extra("upper", "point", "f8", "max x_i over S_F, per coordinate", shape=("d",))),
                     estimates=False,
+                    routes=(Route("box slice", _ranges_slices, {"equations"},
+                                  "the slice's LPs on its factors, outer intervals by HiGHS where they fail"),),
                     warmup=(WarmupStep("ranges", ("closed_forms.prepare_rows", "closed_forms.forward_rows", "simplex.range_rows")),
                             WarmupStep("ranges_intervals", ("interval_rows.range_boxes",), rows="interval",
                                        always=False)))

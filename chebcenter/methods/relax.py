@@ -49,7 +49,7 @@ from ..kernels.rcc2_intervals import RCC2_OPTIMAL, rcc2_interval_rows
 from ..kernels.simplex import RANGES_OK, range_rows
 from ..results import Status
 from .general_sets import polytope_rcc1, quadratic_rcc1
-from .spec import Context, Extra, MethodOutput, MethodSpec, ProblemCache, SetRoute, WarmupStep
+from .spec import Context, Extra, MethodOutput, MethodSpec, ProblemCache, Route, SetRoute, WarmupStep
 
 __all__ = ["RCC1", "RCC2", "rcc1_certificate"]
 
@@ -170,8 +170,8 @@ def _rcc1_checks(prob, ctx, idx, X, Eta, Alpha, delta):
     return in_box & below_R & below_2, reasons
 
 
-def rcc1(ctx: Context) -> MethodOutput:
-    """Eldar-Beck-Teboulle relaxed Chebyshev center (see the module docstring).
+def _rcc1_slices(ctx: Context) -> MethodOutput:
+    """Eldar-Beck-Teboulle relaxed Chebyshev center of slice rows (see the module docstring).
 
     Routes, in order, for each row: the alpha = 1 NNLS certificate (``fast_path``); the
     compiled solver (closed form for p = 1, barrier with warm starts otherwise); a cold
@@ -179,11 +179,8 @@ def rcc1(ctx: Context) -> MethodOutput:
     certified from its alpha (:func:`rcc1_certificate`) and checked
     (:func:`_rcc1_checks`); a row that no route brings through the checks keeps the
     smallest valid certificate it got (or alpha = 1, half* with radius R) and is
-    INACCURATE, with the reason in ``extras["check"]``. Interval rows:
-    :func:`_rcc1_on_intervals`.
+    INACCURATE, with the reason in ``extras["check"]``. The general body: :func:`rcc1`.
     """
-    if ctx.on_intervals:
-        return _rcc1_on_intervals(ctx)
     prob = ctx.problem
     opts = ctx.options
     n, d = ctx.rows.size, prob.d
@@ -477,11 +474,9 @@ def _rcc2_solver(name, value):
 _RCC2_SOLVERS = ("auto", "numba", "clarabel", "scs")
 
 
-def rcc2(ctx: Context) -> MethodOutput:
-    """Projection of the box midpoint onto S_F (compiled dual Newton; cvxpy on request); on
-    interval rows, onto S (:func:`lifted_rcc2`)."""
-    if ctx.on_intervals:
-        return _rcc2_on_intervals(ctx)
+def _rcc2_slices(ctx: Context) -> MethodOutput:
+    """Projection of the box midpoint onto S_F (compiled dual Newton; cvxpy on request). The
+    general body: :func:`rcc2`."""
     prob = ctx.problem
     n = ctx.rows.size
     centers = ctx.projection()
@@ -545,8 +540,8 @@ def lifted_rcc2(core, grp, k, Y0):
     return X, R, ok
 
 
-def _rcc2_on_intervals(ctx):
-    """rcc2 on a group of interval rows: the projection of the box midpoint onto S."""
+def rcc2(ctx: Context) -> MethodOutput:
+    """rcc2 on a lifted group, the general body: the projection of the box midpoint onto S."""
     X, R, ok = lifted_rcc2(ctx.problem, ctx.group, ctx.k, ctx.Y0)
     return MethodOutput(X, R, np.where(ok, Status.OPTIMAL, Status.INACCURATE).astype(np.int8), reasons(~ok, _NO_QP))
 
@@ -586,8 +581,9 @@ def _lifted_dual_data(grp, k, Y0):
     return Q, Lo, Hi, C, T
 
 
-def _rcc1_on_intervals(ctx):
-    """rcc1 on a group of interval rows (docs/theory.md §8.5)."""
+def rcc1(ctx: Context) -> MethodOutput:
+    """rcc1 on a lifted group, the general body (docs/theory.md §8.5): the EBT dual with every
+    box row and every interval row a quadratic, certified at its weights."""
     core, grp, k, Y0, opts = ctx.problem, ctx.group, ctx.k, ctx.Y0, ctx.options
     n = k.size
     if grp.p == 0:
@@ -599,7 +595,7 @@ def _rcc1_on_intervals(ctx):
     codes = np.full(n, Status.OPTIMAL, dtype=np.int8)
     route = np.full(n, None, dtype=object)
     fast = np.zeros(n, dtype=bool)
-    if opts.get("fast_path", True) and opts.get("solver", "auto") in ("auto", "numba"):
+    if opts["fast_path"] and opts["solver"] in ("auto", "numba"):
         fast = ok2 & _rcc2_is_rcc1(core, grp, k, X2)
         X[fast], Eta[fast] = X2[fast], R2[fast] ** 2
         route[fast] = "rcc2's point, proved RCC1-optimal (a primal point of the relaxation with its value)"
@@ -660,11 +656,11 @@ def _rcc1_lifted(core, grp, k, Y0, opts):
     Alpha = np.zeros((n, grp.K))
     its = np.zeros(n, dtype=np.int64)
     state = np.zeros(n, dtype=np.int64)
-    solver = opts.get("solver", "auto")
+    solver = opts["solver"]
     if solver in ("clarabel", "scs"):   # the reference route: the EBT dual in cvxpy, built once
         _cvxpy_weights(solver, W, C, T, Alpha, state)
     else:
-        chunk = int(opts.get("warm_chunk", 16))
+        chunk = int(opts["warm_chunk"])
         row_blocks(n, chunk, lambda a, b: rcc1_barrier_rows(W, C[a:b], T[a:b], Alpha[a:b], its[a:b], state[a:b],
                                                             MU_MIN, 150, chunk, COLD_MU))
         again = np.flatnonzero(state != CONVERGED)
@@ -719,6 +715,9 @@ RCC1 = MethodSpec(
     certifies="sqrt(eta): the RCC1 dual value, recomputed from alpha (>= exact radius)",
     options={"solver": "auto", "fast_path": True, "warm_chunk": 16},
     validators={"fast_path": as_bool, "warm_chunk": as_positive_int},
+    routes=(Route("box slice", _rcc1_slices, {"equations"},
+                  "the slice's dual in u-space: the alpha = 1 NNLS certificate, the segment's closed form, the "
+                  "barrier, cvxpy for the rows left"),),
     solvers=("auto", "numba", "clarabel", "scs"),
     sets={kind: SetRoute(func, {"solver": "auto"}, solvers=("auto", "clarabel", "scs"))
           for kind, func in (("polytope", polytope_rcc1), ("quadratic", quadratic_rcc1))},
@@ -742,6 +741,8 @@ RCC2 = MethodSpec(
     validators={"solver": lambda name, v: _rcc2_solver(name, v)},
     solvers=_RCC2_SOLVERS,
     interval_values={"solver": ("auto", "numba")},
+    routes=(Route("box slice", _rcc2_slices, {"equations"},
+                  "the projection of the slice's factors (compiled dual Newton), cvxpy on request"),),
     warmup=(WarmupStep("rcc2", ("closed_forms.prepare_rows", "closed_forms.forward_rows", "projection.project_rows"),
                        problems=("projecting",)),
             WarmupStep("rcc2_intervals", ("interval_rows.project_points_boxes", "rcc2_intervals.rcc2_interval_rows"),

@@ -22,7 +22,7 @@ import numpy as np
 
 from .._core.normalised import corner_radius
 from ..kernels.linalg import rows_times
-from .spec import Context, MethodOutput, MethodSpec, WarmupStep
+from .spec import Context, MethodOutput, MethodSpec, Route, WarmupStep
 
 #: the kernels every slice batch reaches: the closed forms and the projection deciding emptiness
 #: (the step's "projecting" problem has a row whose half* point leaves the box)
@@ -45,20 +45,28 @@ def half(ctx: Context) -> MethodOutput:
 
 
 def ls(ctx: Context) -> MethodOutput:
-    """``x = A^+ b``, the minimum-norm solution (the ESA attack): ``h + P o``."""
-    prob = ctx.problem
-    if ctx.on_intervals:
-        X = _midpoint_solution(ctx) + prob.p_origin
-        return MethodOutput(X, corner_radius(prob, X), _all_optimal(ctx.rows.size))
-    radii = ctx.radius_ball + float(np.linalg.norm(prob.p_origin))
-    return MethodOutput(ctx.H + prob.p_origin, radii, _all_optimal(ctx.rows.size))
+    """``x = A^+ bbar + P o`` for the rows' midpoints ``bbar = (L + U) / 2``: the minimum-norm
+    solution (the ESA attack), with the farthest box corner's distance as its radius (a bound
+    on any subset of the box)."""
+    X = _midpoint_solution(ctx) + ctx.problem.p_origin
+    return MethodOutput(X, corner_radius(ctx.problem, X), _all_optimal(ctx.rows.size))
+
+
+def _ls_slices(ctx: Context) -> MethodOutput:
+    """Slices: ``h + P o`` with the radius ``R + ||P o||`` (the module docstring)."""
+    radii = ctx.radius_ball + float(np.linalg.norm(ctx.problem.p_origin))
+    return MethodOutput(ctx.H + ctx.problem.p_origin, radii, _all_optimal(ctx.rows.size))
 
 
 def half_star(ctx: Context) -> MethodOutput:
-    """``x = q + P m``, the projection of the box midpoint onto S."""
-    if ctx.on_intervals:
-        X = _midpoint_solution(ctx) + ctx.problem.p_mid
-        return MethodOutput(X, corner_radius(ctx.problem, X), _all_optimal(ctx.rows.size))
+    """``x = A^+ bbar + P m``: the projection of the box midpoint onto the midpoints' slice,
+    with the farthest box corner's distance as its radius."""
+    X = _midpoint_solution(ctx) + ctx.problem.p_mid
+    return MethodOutput(X, corner_radius(ctx.problem, X), _all_optimal(ctx.rows.size))
+
+
+def _half_star_slices(ctx: Context) -> MethodOutput:
+    """Slices: half* is ``H`` and its radius R (docs/theory.md §2.4)."""
     return MethodOutput(ctx.H, ctx.radius_ball, _all_optimal(ctx.rows.size))
 
 
@@ -74,9 +82,14 @@ def _midpoint_solution(ctx: Context) -> np.ndarray:
 HALF = MethodSpec("half", half, lies_in="box",
                   certifies="sqrt(sum((hi-lo)^2)/4): the box half-diagonal",
                   warmup=(WarmupStep("half", _CLOSED, problems=("projecting",)),))
+#: the slices' radius R (and R + ||P o||) holds for S_F only: the general body's corner radius
+#: bounds any set, and is what interval rows get
+_SLICE_RADIUS = "the slice's own radius bound (R, from its factors) instead of the farthest box corner"
 LS = MethodSpec("ls", ls, lies_in="S",
+                routes=(Route("box slice", _ls_slices, {"equations"}, _SLICE_RADIUS),),
                 certifies="R + ||P (o - m)|| (o: the origin)",
                 warmup=(WarmupStep("ls", _CLOSED, problems=("projecting",)),))
 HALF_STAR = MethodSpec("half_star", half_star, lies_in="S",
+                       routes=(Route("box slice", _half_star_slices, {"equations"}, _SLICE_RADIUS),),
                        certifies="R = sqrt(sum((hi-lo)^2)/4 - ||h - m||^2) (docs/theory.md §2.4)",
                        warmup=(WarmupStep("half_star", _CLOSED, problems=("projecting",)),))

@@ -21,8 +21,8 @@ from .._core.validate import check_choice
 if TYPE_CHECKING:  # the core sits a floor below the methods; only its type is needed here
     from .._core.normalised import _Core
 
-__all__ = ["COMMON_EXTRAS", "Context", "EXTRA_UNITS", "Extra", "MethodOutput", "MethodSpec", "ProblemCache", "ROWS",
-           "SET_KINDS", "SOLVERS", "SetRoute", "WarmupStep"]
+__all__ = ["COMMON_EXTRAS", "Context", "EXTRA_UNITS", "Extra", "FACTS", "GENERAL", "MethodOutput", "MethodSpec",
+           "ProblemCache", "ROWS", "Route", "SET_KINDS", "SOLVERS", "SetRoute", "WarmupStep"]
 
 #: the one solver vocabulary: a method's ``solver`` option takes some of these, ``"auto"``
 #: (the method's own choice) always among them. ``numba``: the compiled kernels; ``scipy``:
@@ -33,6 +33,38 @@ SOLVERS = ("auto", "numba", "scipy", "clarabel", "scs")
 ROWS = ("equality", "interval")
 #: the general sets a method may serve (:class:`chebcenter.Polytope`, :class:`chebcenter.QuadraticSet`)
 SET_KINDS = ("polytope", "quadratic")
+#: what a route may require of the rows it serves (:attr:`Context.facts`), and what each means
+FACTS = {
+    "equations": "every interval of every row is a point over the shared box: the rows are slices A x = b, "
+                 "the lifting is trivial (K = d), and the context carries the slice's factors (q = A^+ b, "
+                 "half*, R, the projection of the box midpoint)",
+    "no equations": "no row of the lifted group is an equation (every constraint is an interval)",
+    "one interval row": "one interval row and no equation: a slab l <= a^T x <= u (K = d + 1)",
+}
+#: the name :meth:`MethodSpec.run` records for a method's general body (its function)
+GENERAL = "lifted"
+
+
+@dataclass(frozen=True)
+class Route:
+    """A fast path of a method: ``func(Context) -> MethodOutput`` on rows whose context has
+    every fact in ``needs`` (:data:`FACTS`). The method's function is its general body, on
+    the lifted box slice of any set; a route must give the answer that body gives, only
+    faster (a test runs both on the rows the route serves)."""
+
+    name: str
+    func: Callable[..., Any]
+    needs: frozenset = frozenset()
+    doc: str = ""
+
+    def __post_init__(self) -> None:
+        needs = frozenset(self.needs)
+        bad = sorted(needs - set(FACTS))
+        if bad:
+            raise ValueError(f"route {self.name!r}: needs must come from {sorted(FACTS)}; got {bad}")
+        if self.name == GENERAL:
+            raise ValueError(f"route name {GENERAL!r} is the general body's")
+        object.__setattr__(self, "needs", needs)
 
 
 @dataclass(frozen=True)
@@ -140,6 +172,8 @@ COMMON_EXTRAS = (
     Extra("check", "label", "O", "why the contract check (or the method itself) changed the row's status; None if not"),
     Extra("forward_error", "length", "f8", "how far the exact set can lie from the computed one (b's rounding, "
                                            "the factors', intervals solved as midpoints): added to the radius"),
+    Extra("path", "label", "O", "which of the method's routes served the row (its MethodSpec's routes, or "
+                                "'lifted': the general body on the lifted box slice); None: the row reached no method"),
 )
 #: and to those whose centers lie in S_F
 IN_SLICE_EXTRAS = (
@@ -163,7 +197,8 @@ class Context:
     ``proj_outside`` (NaN rows where the compiled solver did not converge although S_F is
     nonempty). :meth:`projection` assembles it.
 
-    For interval rows, ``group`` is the :class:`chebcenter._core.lifting.LiftedGroup` (the
+    Every context has ``L`` and ``U``, the rows' bounds (``L = U = B`` for slices). For
+    interval rows, ``group`` is the :class:`chebcenter._core.lifting.LiftedGroup` (the
     reduction: ``group.apply`` lifts points of x, ``group.invert`` maps lifted points back),
     ``k`` the rows' positions in it, ``Y0`` a point of each row's lifted set, ``L`` and
     ``U`` the rows' clamped intervals; ``B``, ``Q``, ``H`` and ``radius_ball`` are None.
@@ -191,20 +226,38 @@ class Context:
         return cls(core, rows, None, None, None, None, options, group=group, k=k, Y0=Y0, L=L, U=U)
 
     @property
-    def on_intervals(self) -> bool:
-        """True for a group of interval rows (a lifted group), False for slice rows."""
-        return self.group is not None
+    def facts(self) -> frozenset:
+        """What the rows are (:data:`FACTS`): the routes of a method declare what they need of it."""
+        grp = self.group
+        if grp is None:
+            return frozenset({"equations"})
+        found = set()
+        if grp.AE.shape[0] == 0:
+            found.add("no equations")
+            if grp.K == grp.d + 1:
+                found.add("one interval row")
+        return frozenset(found)
+
+    @property
+    def dim(self) -> int:
+        """The dimension of the lifted box slice the methods solve on: d for slices, K for a group."""
+        return self.problem.d if self.group is None else self.group.K
+
+    @property
+    def rank(self) -> int:
+        """The rank of the lifted slice's equations (``dim - p``)."""
+        return self.problem.rank if self.group is None else self.group.K - self.group.p
 
     def subset(self, idx: np.ndarray, options: Mapping[str, Any] | None = None) -> Context:
         """The context restricted to the positions ``idx`` (with other options). Slice rows
         lose their projection data (``outside``): a method that needs it recomputes it."""
         opts = self.options if options is None else options
-        if self.on_intervals:
+        if self.group is not None:
             return Context.of_group(self.problem, self.rows[idx], self.group, self.k[idx], self.Y0[idx],
                                     self.L[idx], self.U[idx], opts)
         d = self.problem.d
         return Context(self.problem, self.rows[idx], self.B[idx], self.Q[idx], self.H[idx], self.radius_ball[idx],
-                       opts, np.zeros(0, dtype=np.int64), np.zeros((0, d)))
+                       opts, np.zeros(0, dtype=np.int64), np.zeros((0, d)), L=self.B[idx], U=self.B[idx])
 
     def projection(self) -> np.ndarray:
         """``argmin_{x in S_F} ||x - m||`` for every slice row (NaN where not computed)."""
@@ -234,9 +287,11 @@ class MethodSpec:
     serves, where its centers lie, what its radius certifies, its options and the kernels
     its warm-up compiles.
 
-    ``func`` is ``Context -> MethodOutput`` on the rows of a box slice, slice rows and groups
-    of interval rows alike (:attr:`Context.on_intervals`), or None for a method of the
-    general sets only; ``rows`` the kinds of box-slice rows it serves (:data:`ROWS`),
+    ``func`` is ``Context -> MethodOutput``, the method's general body: it solves on the lifted
+    box slice of any rows (slices, whose lifting is trivial, and groups of interval rows
+    alike), or None for a method of the general sets only; ``routes`` are its fast paths,
+    each declaring the facts of the rows it serves (:class:`Route`; :meth:`run` picks one);
+    ``rows`` the kinds of box-slice rows it serves (:data:`ROWS`),
     ``sets`` its route on each kind of general set (:data:`SET_KINDS`), ``solvers`` the
     values of its ``solver`` option (:data:`SOLVERS`; the option's check is derived from
     them), ``warmup`` the steps of ``python -m chebcenter warmup`` it owns, and ``estimates``
@@ -259,6 +314,8 @@ class MethodSpec:
     to_frame: Callable[..., Any] | None = None
     #: the method's own per-row extras (the dispatcher's are added by :meth:`all_extras`)
     extras: tuple[Extra, ...] = ()
+    #: the fast paths, tried in order before the general body (:meth:`run`)
+    routes: tuple[Route, ...] = ()
     #: True for a method that decides the emptiness of interval rows itself (the feature
     #: ranges: their LPs' phase 1): the dispatcher then finds no point of each set first, and
     #: the method's context has ``Y0`` None and gives an empty row the status INFEASIBLE
@@ -266,7 +323,7 @@ class MethodSpec:
     #: options the bounded-error rows (an interval wider than a point) honour only at some
     #: values: option -> the values honoured there. A call that gives another value
     #: explicitly, on a batch with such rows, is refused with an error naming the option
-    #: (:meth:`refused_on_intervals`) rather than silently ignored
+    #: (:meth:`refused_for_intervals`) rather than silently ignored
     interval_values: Mapping[str, tuple] = field(default_factory=dict)
     #: how ``of=`` (the center of a linear image, :mod:`chebcenter.methods.image`) answers for
     #: this method (:data:`IMAGE_ROUTES`): ``vertices``, the projected vertices' smallest ball;
@@ -290,7 +347,20 @@ class MethodSpec:
         object.__setattr__(self, "rows", rows)
         object.__setattr__(self, "validators", _with_solver_check(self.validators, self.solvers, self.options))
 
-    def refused_on_intervals(self, given: Mapping[str, Any]) -> str | None:
+    def run(self, ctx: Context) -> MethodOutput:
+        """The method on the context's rows: the first route whose needs the rows meet
+        (:attr:`Context.facts`), else the general body ``func``; ``extras["path"]`` names which."""
+        facts = ctx.facts
+        route = next((r for r in self.routes if r.needs <= facts), None)
+        out = (self.func if route is None else route.func)(ctx)
+        out.extras.setdefault("path", np.full(ctx.rows.size, GENERAL if route is None else route.name, dtype=object))
+        return out
+
+    def route_names(self) -> tuple[str, ...]:
+        """The routes :meth:`run` may take: the declared ones, then the general body's."""
+        return tuple(r.name for r in self.routes) + (GENERAL,)
+
+    def refused_for_intervals(self, given: Mapping[str, Any]) -> str | None:
         """The message refusing the explicitly ``given`` options that interval rows do not
         honour, or None."""
         bad = [f"{k}={given[k]!r}" for k, ok in self.interval_values.items() if k in given and given[k] not in ok]

@@ -456,7 +456,7 @@ class BoxSlice:
         if U is L:
             return True, np.all(np.isfinite(L), axis=1), np.zeros(L.shape[0], dtype=bool), None, None, None, None, None
         Lc, Uc, tau, invalid, points, empty, sets, slack = self._split_bounds(L, U)
-        refused = spec.refused_on_intervals(given or {}) if sets.any() else None
+        refused = spec.refused_for_intervals(given or {}) if sets.any() else None
         if refused:
             raise InvalidInputError(refused)
         return False, ~(invalid | empty), empty, Lc, Uc, tau, points, slack

@@ -221,11 +221,11 @@ def test_contract_violation_is_downgraded_and_moved_into_the_slice():
     from chebcenter.methods import REGISTRY
 
     def broken(ctx):
-        out = REGISTRY["rcc2"].func(ctx)
+        out = REGISTRY["rcc2"].run(ctx)   # whichever route the rows take
         out.centers[:, 0] += 0.3  # a solver bug: off S
         return out
 
-    spec = dataclasses.replace(REGISTRY["rcc2"], name="broken", func=broken)
+    spec = dataclasses.replace(REGISTRY["rcc2"], name="broken", func=broken, routes=())
     A = np.array([[1.0, 1.0, 1.0]])
     P = cc.BoxSlice(A)
     B = np.array([[1.5], [1.0]])
@@ -253,11 +253,11 @@ def test_contract_violation_on_interval_rows_is_moved_into_the_set(method):
     from chebcenter.methods import REGISTRY
 
     def broken(ctx):
-        out = REGISTRY[method].func(ctx)
+        out = REGISTRY[method].run(ctx)   # whichever route the rows take
         out.centers += 0.6  # a solver bug: x1 + x2 + x3 grows by 1.8 half-widths, off S
         return out
 
-    spec = dataclasses.replace(REGISTRY[method], name="broken", func=broken)
+    spec = dataclasses.replace(REGISTRY[method], name="broken", func=broken, routes=())
     A = np.array([[1.0, 1.0, 1.0]])
     P = cc.BoxSlice(A)
     L, U = np.array([[1.0], [0.2]]), np.array([[1.5], [0.9]])
@@ -284,11 +284,11 @@ def test_a_method_that_answers_without_a_number_is_a_solver_error():
     from chebcenter.methods import REGISTRY
 
     def silent(ctx):
-        out = REGISTRY["rcc2"].func(ctx)
+        out = REGISTRY["rcc2"].run(ctx)   # whichever route the rows take
         out.centers[0] = np.nan
         return out
 
-    spec = dataclasses.replace(REGISTRY["rcc2"], name="silent", func=silent)
+    spec = dataclasses.replace(REGISTRY["rcc2"], name="silent", func=silent, routes=())
     P = cc.BoxSlice(np.array([[1.0, 1.0, 1.0]]))
     from chebcenter.methods.dispatch import solve
 
