@@ -537,6 +537,35 @@ def _case_against_equality(method, d, m, n):
                 agree=agree, note="a comparison, not a baseline: the ratio is what the intervals cost")
 
 
+def _thin_data(n, d=13, m=4, seed=1):
+    """Float32 bounds on a d-dimensional embedding: four random rows over features in [0, 1]
+    (30 % of them at 1), each published value +- 4 float32 ulp (+ 1e-7), the way a float32
+    client's output bounds what produced it (tests/chebcenter/test_thin_intervals.py)."""
+    rng = np.random.default_rng(seed)
+    A = rng.normal(size=(m, d))
+    X = rng.uniform(size=(n, d))
+    X[rng.uniform(size=(n, d)) < 0.3] = 1.0
+    B = (X.astype(np.float32) @ A.astype(np.float32).T).astype(np.float64)
+    return A, B, np.abs(B) * 2.0 ** -23 * 4 + 1e-7
+
+
+def _case_thin(method, n):
+    """Thin intervals (float32 bounds) beside the equality case on the same published values."""
+    import chebcenter as cc
+
+    A, B, w = _thin_data(n)
+    P = cc.BoxSlice(A, 0.0, 1.0)
+
+    def agree():
+        r = P.centers(lower=B - w, upper=B + w, method=method)
+        return f"{int(np.sum(r.status_codes == 0))} of {n} OPTIMAL (the equality case: " \
+               f"{int(np.sum(P.centers(B, method).status_codes == 0))})"
+    return Case(f"`{method}` on float32 bounds (b ± 4 ulp) beside the equality case, N = {n}, d = 13, m = 4", "row",
+                lambda: P.centers(lower=B - w, upper=B + w, method=method), n,
+                [Candidate("the equality case A x = b on the same rows (chebcenter)", lambda: P.centers(B, method), n)],
+                agree=agree, note="a comparison, not a baseline: the ratio is what the intervals cost")
+
+
 #: the rows of the default run (about 5 minutes on 2 cores), in the README's table
 DEFAULT: dict[str, Callable[[], Case]] = {
     "half_star": _case_half_star,
@@ -565,5 +594,7 @@ FULL: dict[str, Callable[[], Case]] = {
     "equality_vs_exact_10_1": lambda: _case_against_equality("exact", 10, 1, 200),
     "equality_vs_exact_10_3": lambda: _case_against_equality("exact", 10, 3, 200),
     "equality_vs_ranges_10_3": lambda: _case_against_equality("ranges", 10, 3, 10_000),
+    "thin_exact_13_4": lambda: _case_thin("exact", 100),
+    "thin_auto_13_4": lambda: _case_thin("auto", 300),
 }
 CASES: dict[str, Callable[[], Case]] = {**DEFAULT, **FULL}

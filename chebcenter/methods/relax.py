@@ -43,6 +43,7 @@ from ..kernels.linalg import EPS, numerical_rank, rows_times
 from ..kernels.nnls import CHUNK as NNLS_CHUNK
 from ..kernels.nnls import nnls_rows
 from ..kernels.parallel import row_blocks
+from ..kernels.projection import PROJECT_MAXIT, PROJECTED, project_points
 from ..kernels.rcc1 import COLD_MU, CONVERGED, NUMERICAL_FAILURE, ROBUST_MU, rcc1_barrier_rows, rcc1_segment_rows
 from ..kernels.rcc1_certificate import certify_rows
 from ..kernels.rcc2_intervals import RCC2_OPTIMAL, rcc2_interval_rows
@@ -540,6 +541,50 @@ def lifted_rcc2(core, grp, k, Y0):
     return X, R, ok
 
 
+def _rcc2_slab(ctx: Context) -> MethodOutput:
+    """A slab ``l <= a^T x <= u`` (one interval row, no equation): the projection of the box
+    midpoint m onto S is its projection onto the slice ``a^T x = t`` at ``t = clamp(a^T m, l,
+    u)``. The squared distance from m to ``{x in box : a^T x = t}`` is a convex function of t
+    (the value of a convex QP in its right-hand side) and is 0 at ``t = a^T m``, since m lies
+    in the box; on ``[l, u]`` it is least at the clamp. So a slab row costs what a slice row
+    costs: the slice's half* point ``t a`` (a of unit norm, m = 0 in the core's frame) where it
+    lies in the box, else the compiled projection; rows it leaves open go to the general body."""
+    core, grp, k = ctx.problem, ctx.group, ctx.k
+    n, d = k.size, core.d
+    a = np.ascontiguousarray(grp.AI[:1])
+    t = np.clip(0.0, grp.Lo[k, d], grp.Hi[k, d])
+    X = t[:, None] * a
+    done = np.ones(n, dtype=bool)
+    out = np.flatnonzero(np.any(np.abs(X) > core.hi, axis=1))
+    if out.size:
+        P = np.empty((out.size, d))
+        state = np.zeros(out.size, dtype=np.int64)
+        its = np.zeros(out.size, dtype=np.int64)
+        Beta = np.ascontiguousarray(t[out, None])
+        zero = np.zeros((out.size, d))
+        row_blocks(out.size, 1, lambda i, j: project_points(zero[i:j], a, Beta[i:j], core.lo, core.hi, P[i:j],
+                                                            state[i:j], its[i:j], PROJECT_MAXIT, core._project_tol))
+        X[out] = P
+        done[out] = state == PROJECTED
+    return _rcc2_rows_or_body(ctx, X, done)
+
+
+def _rcc2_rows_or_body(ctx, X, done):
+    """RCC2's answer at the projections ``X`` of the rows ``done``; the general body for the rest."""
+    core, n = ctx.problem, ctx.rows.size
+    R = np.sqrt(np.maximum(core.half_diag_sq - np.sum(X * X, axis=1), 0.0))
+    codes = np.full(n, Status.OPTIMAL, dtype=np.int8)
+    extras = {}
+    left = np.flatnonzero(~done)
+    if left.size:
+        rest = rcc2(ctx.subset(left))
+        X[left], R[left], codes[left] = rest.centers, rest.radii, rest.codes
+        if "check" in rest.extras:
+            extras = {"check": np.full(n, None, dtype=object)}
+            extras["check"][left] = rest.extras["check"]
+    return MethodOutput(X, R, codes, extras)
+
+
 def rcc2(ctx: Context) -> MethodOutput:
     """rcc2 on a lifted group, the general body: the projection of the box midpoint onto S."""
     X, R, ok = lifted_rcc2(ctx.problem, ctx.group, ctx.k, ctx.Y0)
@@ -742,7 +787,9 @@ RCC2 = MethodSpec(
     solvers=_RCC2_SOLVERS,
     interval_values={"solver": ("auto", "numba")},
     routes=(Route("box slice", _rcc2_slices, {"equations"},
-                  "the projection of the slice's factors (compiled dual Newton), cvxpy on request"),),
+                  "the projection of the slice's factors (compiled dual Newton), cvxpy on request"),
+            Route("slab", _rcc2_slab, {"one interval row"},
+                  "the slice at the clamped value t = clamp(a^T m, l, u): half* t a, or the compiled projection")),
     warmup=(WarmupStep("rcc2", ("closed_forms.prepare_rows", "closed_forms.forward_rows", "projection.project_rows"),
                        problems=("projecting",)),
             WarmupStep("rcc2_intervals", ("interval_rows.project_points_boxes", "rcc2_intervals.rcc2_interval_rows"),

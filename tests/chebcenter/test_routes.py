@@ -125,3 +125,43 @@ def test_every_declared_route_is_taken(name):
     P = cc.BoxSlice(A, lo, hi)
     W = np.full(B.shape, 0.05)
     assert _runs(spec, P, B, W) == set(spec.route_names()), spec.route_names()
+
+
+@pytest.mark.parametrize("scale, offset", [(1.0, 0.0), (1e-9, 5.0), (1e9, 1e10)])
+def test_rcc2_slab_route_is_the_general_body(scale, offset):
+    """One interval row and no equation: rcc2's slab route (the slice at the clamped value)
+    gives the general body's projection, and both the QP reference's (cvxpy, another
+    algorithm, on the unit box only: its absolute accuracy, about 1e-8, is the tolerance there,
+    and at 1e-9 or offsets of 1e10 it cannot resolve the box). Rows whose interval holds a^T m
+    get the box midpoint itself; the others a point on the nearer face."""
+    import dataclasses
+
+    from interval_reference import rcc2_qp
+
+    rng = np.random.default_rng(5)
+    d, n = 6, 12
+    a = rng.normal(size=(1, d))
+    lo, hi = offset + scale * np.zeros(d), offset + scale * np.ones(d)
+    X = lo + (hi - lo) * rng.uniform(size=(n, d))
+    b = X @ a.T
+    half = np.abs(a) @ (0.5 * (hi - lo)) * rng.uniform(0.01, 0.3, size=(n, 1))
+    P = cc.BoxSlice(a, lo, hi)
+    spec = REGISTRY["rcc2"]
+    body_only = dataclasses.replace(spec, routes=())
+    L, U = b - half, b + half
+    Lc, Uc = P._normalised_bounds(L, U)
+    tau = P._core.bound_tol(Lc, Uc, P._user_magnitude(L, U))
+    slab = dispatch._sets(P._core, Lc, Uc, tau, spec, dict(spec.options), np.arange(n))
+    body = dispatch._sets(P._core, Lc, Uc, tau, body_only, dict(spec.options), np.arange(n))
+    assert set(slab[3]["path"]) == {"slab"} and set(body[3]["path"]) == {GENERAL}
+    assert np.all(slab[2] == 0) and np.all(body[2] == 0)
+    # the same point: the projection is unique; the body's dual ascent stops at a 1e-12 gap
+    np.testing.assert_allclose(slab[0], body[0], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(slab[1], body[1], rtol=1e-9, atol=1e-12)
+    C = P._to_original(slab[0])
+    mid = 0.5 * (lo + hi)
+    for k in range(n):
+        if scale == 1.0:
+            assert np.max(np.abs(C[k] - rcc2_qp(a, L[k], U[k], lo, hi))) <= 1e-6, k
+        if L[k, 0] <= a[0] @ mid <= U[k, 0]:
+            assert np.max(np.abs(C[k] - mid)) <= 1e-12 * (scale + abs(offset))
