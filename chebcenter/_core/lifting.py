@@ -93,6 +93,7 @@ class LiftedGroup:
         self.tol = np.ascontiguousarray(np.hstack([np.broadcast_to(core.coord_tol, (n, d)), tau_i]))
         self.metric = np.zeros(self.K)
         self.metric[:d] = 1.0
+        self._pinv = None   # [A_E; A_I]^+, built on first use (feasible_points)
 
     def apply(self, X):
         """Points of S (x, the core's frame, one row each) to the lifted slice: ``y = (x, A_I x)``."""
@@ -117,16 +118,53 @@ class LiftedGroup:
             t = np.clip(mid / reach, -1.0, 1.0)
             X = t[:, None] * (np.sign(a) * self.Hi[0, :d])
             return self.apply(X)
-        C = 0.5 * (self.Lo[k] + self.Hi[k])
         Y = np.full((k.size, self.K), np.nan)
-        state = np.zeros(k.size, dtype=np.int64)
-        its = np.zeros(k.size, dtype=np.int64)
-        lifted.project_points_boxes(np.ascontiguousarray(C), self.V, self.Beta[k], self.Lo[k], self.Hi[k], Y, state,
-                                    its, PROJECT_MAXIT, 1e-11 * (1.0 + float(np.max(np.abs(self.Hi), initial=1.0))))
-        Y[state == EMPTY] = np.nan
+        # first the minimum-norm solution of the rows at their values nearest the box's midpoint
+        # (the equations' own, each interval's clamp of 0): where it lies in the lifted box it is a
+        # point of the set, and no projection is needed (most rows of a release: 10 000 rows of
+        # three intervals at d = 10 took 37 ms in the projection)
+        found = self._min_norm_points(k, Y)
+        todo = np.flatnonzero(~found)
+        if todo.size == 0:
+            return Y
+        kt = k[todo]
+        C = np.ascontiguousarray(0.5 * (self.Lo[kt] + self.Hi[kt]))
+        Yt = np.full((todo.size, self.K), np.nan)
+        state = np.zeros(todo.size, dtype=np.int64)
+        its = np.zeros(todo.size, dtype=np.int64)
+        Beta, Lo, Hi = self.Beta[kt], self.Lo[kt], self.Hi[kt]
+        tol = 1e-11 * (1.0 + float(np.max(np.abs(self.Hi), initial=1.0)))
+        row_blocks(todo.size, 1, lambda a, b: lifted.project_points_boxes(
+            C[a:b], self.V, Beta[a:b], Lo[a:b], Hi[a:b], Yt[a:b], state[a:b], its[a:b], PROJECT_MAXIT, tol))
+        Yt[state == EMPTY] = np.nan
         for j in np.flatnonzero((state != PROJECTED) & (state != EMPTY)):
-            Y[j] = self._lp_point(k[j])
+            Yt[j] = self._lp_point(kt[j])
+        Y[todo] = Yt
         return Y
+
+    def _min_norm_points(self, k, Y):
+        """Rows ``k`` whose minimum-norm point ``x = [A_E; A_I]^+ [b_E; t]``, t the clamp of 0 into
+        each interval shrunk by 1e-6 of its width,
+        lies in the lifted box exactly (every coordinate and every interval row, no tolerance)
+        and meets the equations to their tau: those rows of ``Y`` get its lift. Returns the mask."""
+        rows = np.vstack([self.AE, self.AI])
+        if self._pinv is None:
+            u, sv, vt = np.linalg.svd(rows, full_matrices=False)
+            r = numerical_rank(sv, rows.shape)
+            self._pinv = (vt[:r].T / sv[:r]) @ u[:, :r].T if r == rows.shape[0] else np.zeros((self.d, 0))
+        if self._pinv.shape[1] == 0:   # dependent rows: their values need not be consistent
+            return np.zeros(k.size, dtype=bool)
+        d = self.d
+        lo_i, hi_i = self.Lo[k, d:], self.Hi[k, d:]
+        inset = 1e-6 * (hi_i - lo_i)   # a clamp a hair inside, so that rounding keeps A_I x within the interval
+        t = np.hstack([self.bE[k], np.clip(0.0, lo_i + inset, hi_i - inset)])
+        X = rows_times(t, self._pinv)
+        Yk = self.apply(X)
+        ok = np.all((Yk >= self.Lo[k]) & (Yk <= self.Hi[k]), axis=1)
+        if self.AE.shape[0]:
+            ok &= np.all(np.abs(rows_times(X, self.AE) - self.bE[k]) <= self.tauE[k], axis=1)
+        Y[ok] = Yk[ok]
+        return ok
 
     def _lp_point(self, j):
         """HiGHS on ``Lo <= Qt + W u <= Hi`` (the rows the projection left undecided), or, when

@@ -34,6 +34,8 @@ the same barrier and certified at its weights.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from .._core.cvxpy_forms import EbtDual, ProjectionQP, status_of
@@ -50,7 +52,7 @@ from ..kernels.rcc2_intervals import RCC2_OPTIMAL, rcc2_interval_rows
 from ..kernels.simplex import RANGES_OK, range_rows
 from ..results import Status
 from .general_sets import polytope_rcc1, quadratic_rcc1
-from .spec import Context, Extra, MethodOutput, MethodSpec, ProblemCache, Route, SetRoute, WarmupStep
+from .spec import GENERAL, Context, Extra, MethodOutput, MethodSpec, ProblemCache, Route, SetRoute, WarmupStep
 
 __all__ = ["RCC1", "RCC2", "rcc1_certificate"]
 
@@ -566,21 +568,85 @@ def _rcc2_slab(ctx: Context) -> MethodOutput:
                                                             state[i:j], its[i:j], PROJECT_MAXIT, core._project_tol))
         X[out] = P
         done[out] = state == PROJECTED
-    return _rcc2_rows_or_body(ctx, X, done)
+    return _rcc2_rows_or_body(ctx, X, done, "slab")
 
 
-def _rcc2_rows_or_body(ctx, X, done):
-    """RCC2's answer at the projections ``X`` of the rows ``done``; the general body for the rest."""
+#: the most interval rows the unboxed route takes (it visits the 3^m patterns of their bounds)
+UNBOXED_MAX_ROWS = 4
+
+
+def _rcc2_unboxed(ctx: Context) -> MethodOutput:
+    """No equation and at most ``UNBOXED_MAX_ROWS`` interval rows ``l <= A_I x <= u`` (unit
+    rows): the projection of the box midpoint m = 0 onto the rows alone, ``T = {x : l <= A_I
+    x <= u}``, is ``A_I^T G^{-1} t*`` (``G = A_I A_I^T``), t* the minimiser of ``t^T G^{-1} t``
+    over the box ``[l, u]``, since ``min ||x||^2`` subject to ``A_I x = t`` is ``t^T G^{-1} t``
+    at ``x = A_I^T G^{-1} t``. Where that point lies in the box it is the projection onto
+    ``S = T ∩ box`` as well (it is in S, and no point of T is nearer). The QP in t is solved
+    by its KKT conditions: every pattern of the bounds (each row at l, at u, or free) gives
+    the free rows' values in closed form, the same for the whole group, and a row takes the
+    pattern whose values are feasible and whose gradient signs fit. A row no pattern fits (a
+    tie at rounding level), or whose point leaves the box, goes to the general body, as does
+    a group with more rows or rows near dependence (G's condition past 1e8)."""
+    core, grp, k = ctx.problem, ctx.group, ctx.k
+    n, d = k.size, core.d
+    AI = grp.AI
+    mI = AI.shape[0]
+    G = AI @ AI.T
+    sv = np.linalg.svd(G, compute_uv=False)
+    if mI > UNBOXED_MAX_ROWS or not sv[-1] > 1e-8 * sv[0]:
+        out = rcc2(ctx)
+        out.extras["path"] = np.full(n, GENERAL, dtype=object)
+        return out
+    H = np.linalg.inv(G)
+    H = 0.5 * (H + H.T)
+    lo_t, hi_t = grp.Lo[k, d:], grp.Hi[k, d:]
+    T = np.full((n, mI), np.nan)
+    found = np.zeros(n, dtype=bool)
+
+    def fit(pattern, rows):
+        """Try one pattern of the bounds on ``rows`` (0: at l, 1: at u, 2: free)."""
+        pat = np.array(pattern)
+        F, Bd = np.flatnonzero(pat == 2), np.flatnonzero(pat != 2)
+        lo_r, hi_r = lo_t[rows], hi_t[rows]
+        t = np.where(pat == 0, lo_r, hi_r)
+        if F.size:
+            t[:, F] = -t[:, Bd] @ np.linalg.solve(H[np.ix_(F, F)], H[np.ix_(F, Bd)]).T
+        g = t @ H
+        gtol = 1e-12 * (1.0 + np.linalg.norm(g, axis=1, keepdims=True))
+        size = 1e-12 * (1.0 + np.maximum(np.abs(lo_r), np.abs(hi_r)))
+        ok = np.all((t >= lo_r - size) & (t <= hi_r + size), axis=1)
+        ok &= np.all(np.where(pat == 0, g >= -gtol, True) & np.where(pat == 1, g <= gtol, True), axis=1)
+        T[rows[ok]] = np.clip(t[ok], lo_r[ok], hi_r[ok])
+        found[rows[ok]] = True
+
+    # each row's likeliest pattern first: every row at the bound nearest 0, free where its
+    # interval holds 0; then every pattern for the rows none of those fit
+    first = np.where(lo_t > 0, 0, np.where(hi_t < 0, 1, 2)) @ (3 ** np.arange(mI))
+    for c in np.flatnonzero(np.bincount(first, minlength=3 ** mI)):
+        fit(tuple((c // 3 ** np.arange(mI)) % 3), np.flatnonzero(first == c))
+    for pattern in itertools.product((0, 1, 2), repeat=mI):
+        rows = np.flatnonzero(~found)
+        if rows.size == 0:
+            break
+        fit(pattern, rows)
+    X = np.where(found[:, None], T, 0.0) @ (H @ AI)
+    done = found & np.all(np.abs(X) <= core.hi, axis=1)
+    return _rcc2_rows_or_body(ctx, X, done, "unboxed")
+
+
+def _rcc2_rows_or_body(ctx, X, done, route):
+    """RCC2's answer at the projections ``X`` of the rows ``done`` (``extras["path"]``: the
+    ``route`` there); the general body for the rest."""
     core, n = ctx.problem, ctx.rows.size
     R = np.sqrt(np.maximum(core.half_diag_sq - np.sum(X * X, axis=1), 0.0))
     codes = np.full(n, Status.OPTIMAL, dtype=np.int8)
-    extras = {}
+    extras = {"path": np.where(done, route, GENERAL).astype(object)}
     left = np.flatnonzero(~done)
     if left.size:
         rest = rcc2(ctx.subset(left))
         X[left], R[left], codes[left] = rest.centers, rest.radii, rest.codes
         if "check" in rest.extras:
-            extras = {"check": np.full(n, None, dtype=object)}
+            extras["check"] = np.full(n, None, dtype=object)
             extras["check"][left] = rest.extras["check"]
     return MethodOutput(X, R, codes, extras)
 
@@ -789,7 +855,10 @@ RCC2 = MethodSpec(
     routes=(Route("box slice", _rcc2_slices, {"equations"},
                   "the projection of the slice's factors (compiled dual Newton), cvxpy on request"),
             Route("slab", _rcc2_slab, {"one interval row"},
-                  "the slice at the clamped value t = clamp(a^T m, l, u): half* t a, or the compiled projection")),
+                  "the slice at the clamped value t = clamp(a^T m, l, u): half* t a, or the compiled projection"),
+            Route("unboxed", _rcc2_unboxed, {"no equations"},
+                  "up to four interval rows: the projection onto the rows alone (a QP in their values, solved by "
+                  "its KKT patterns for the whole group), where it lies in the box")),
     warmup=(WarmupStep("rcc2", ("closed_forms.prepare_rows", "closed_forms.forward_rows", "projection.project_rows"),
                        problems=("projecting",)),
             WarmupStep("rcc2_intervals", ("interval_rows.project_points_boxes", "rcc2_intervals.rcc2_interval_rows"),

@@ -103,12 +103,14 @@ def test_the_general_body_solves_slices_as_the_route_does(name, scale, offset):
 
 
 def _runs(spec, P, B, W):
-    """Every path the public API takes on a slice batch and on bounded-error batches (a
-    general group, a slab)."""
+    """Every path the public API takes on a slice batch and on bounded-error batches (a group
+    of intervals, one with an equation too, a slab)."""
     def call(**kw):
         return P.centers(method=spec.name, **kw)
     seen = set()
-    for kw in ({"B": B}, {"lower": B - W, "upper": B + W},
+    E = W.copy()
+    E[:, 0] = 0.0   # one equation beside an interval: a lifted group no fast path of a bounded-error set takes
+    for kw in ({"B": B}, {"lower": B - W, "upper": B + W}, {"lower": B - E, "upper": B + E},
                {"lower": np.c_[B[:, :1] - W[:, :1], np.full((B.shape[0], 1), -np.inf)],
                 "upper": np.c_[B[:, :1] + W[:, :1], np.full((B.shape[0], 1), np.inf)]}):
         res = call(**kw)
@@ -127,41 +129,48 @@ def test_every_declared_route_is_taken(name):
     assert _runs(spec, P, B, W) == set(spec.route_names()), spec.route_names()
 
 
+@pytest.mark.parametrize("rows", ["one", "three", "duplicated"])
 @pytest.mark.parametrize("scale, offset", [(1.0, 0.0), (1e-9, 5.0), (1e9, 1e10)])
-def test_rcc2_slab_route_is_the_general_body(scale, offset):
-    """One interval row and no equation: rcc2's slab route (the slice at the clamped value)
-    gives the general body's projection, and both the QP reference's (cvxpy, another
-    algorithm, on the unit box only: its absolute accuracy, about 1e-8, is the tolerance there,
-    and at 1e-9 or offsets of 1e10 it cannot resolve the box). Rows whose interval holds a^T m
-    get the box midpoint itself; the others a point on the nearer face."""
+def test_rcc2_fast_routes_are_the_general_body(scale, offset, rows):
+    """Interval rows without equations: rcc2's slab route (one row: the slice at the clamped
+    value) and its unboxed route (up to four rows: the projection onto the rows alone, where
+    it lies in the box) give the general body's projection, and the QP reference's (cvxpy,
+    another algorithm, on the unit box only: its absolute accuracy, about 1e-8, is the
+    tolerance there, and at 1e-9 or offsets of 1e10 it cannot resolve the box). Duplicated
+    rows (G singular) go to the body whole. Rows whose intervals hold A m get the box midpoint."""
     import dataclasses
 
     from interval_reference import rcc2_qp
 
     rng = np.random.default_rng(5)
-    d, n = 6, 12
-    a = rng.normal(size=(1, d))
+    d, n = 6, 16
+    a = rng.normal(size=({"one": 1, "three": 3, "duplicated": 2}[rows], d))
+    if rows == "duplicated":
+        a[1] = a[0]
     lo, hi = offset + scale * np.zeros(d), offset + scale * np.ones(d)
     X = lo + (hi - lo) * rng.uniform(size=(n, d))
     b = X @ a.T
-    half = np.abs(a) @ (0.5 * (hi - lo)) * rng.uniform(0.01, 0.3, size=(n, 1))
+    half = (np.abs(a) @ (0.5 * (hi - lo)))[None, :] * rng.uniform(0.01, 0.3, size=(n, a.shape[0]))
     P = cc.BoxSlice(a, lo, hi)
     spec = REGISTRY["rcc2"]
     body_only = dataclasses.replace(spec, routes=())
     L, U = b - half, b + half
     Lc, Uc = P._normalised_bounds(L, U)
     tau = P._core.bound_tol(Lc, Uc, P._user_magnitude(L, U))
-    slab = dispatch._sets(P._core, Lc, Uc, tau, spec, dict(spec.options), np.arange(n))
+    fast = dispatch._sets(P._core, Lc, Uc, tau, spec, dict(spec.options), np.arange(n))
     body = dispatch._sets(P._core, Lc, Uc, tau, body_only, dict(spec.options), np.arange(n))
-    assert set(slab[3]["path"]) == {"slab"} and set(body[3]["path"]) == {GENERAL}
-    assert np.all(slab[2] == 0) and np.all(body[2] == 0)
+    expected = {"one": {"slab"}, "three": {"unboxed", GENERAL}, "duplicated": {GENERAL}}[rows]
+    assert set(fast[3]["path"]) <= expected and set(body[3]["path"]) == {GENERAL}
+    if rows == "three":
+        assert "unboxed" in set(fast[3]["path"])
+    assert np.all(fast[2] == 0) and np.all(body[2] == 0)
     # the same point: the projection is unique; the body's dual ascent stops at a 1e-12 gap
-    np.testing.assert_allclose(slab[0], body[0], rtol=0, atol=1e-9)
-    np.testing.assert_allclose(slab[1], body[1], rtol=1e-9, atol=1e-12)
-    C = P._to_original(slab[0])
+    np.testing.assert_allclose(fast[0], body[0], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(fast[1], body[1], rtol=1e-9, atol=1e-12)
+    C = P._to_original(fast[0])
     mid = 0.5 * (lo + hi)
     for k in range(n):
         if scale == 1.0:
             assert np.max(np.abs(C[k] - rcc2_qp(a, L[k], U[k], lo, hi))) <= 1e-6, k
-        if L[k, 0] <= a[0] @ mid <= U[k, 0]:
+        if np.all((L[k] <= a @ mid) & (a @ mid <= U[k])):
             assert np.max(np.abs(C[k] - mid)) <= 1e-12 * (scale + abs(offset))
