@@ -93,7 +93,7 @@ def cls(ctx: Context) -> MethodOutput:
         bvls_rows(A, B[redo], core.lo, core.hi, 1e-12, Xr, itr, sr, True)
         X[redo], its[redo], status[redo] = Xr, itr, sr
     X = np.where(np.isfinite(X), np.clip(X, core.lo, core.hi), 0.0)
-    C, R, st, ok = lifted_near(core, ctx.group, ctx.k, ctx.Y0, np.ascontiguousarray(X), None)
+    C, R, st, ok = lifted_near(ctx, np.ascontiguousarray(X), None)
     st[status <= 0] = Status.INACCURATE
     out = reasons(~ok | (status <= 0), "the box least-squares solver did not converge")
     if out:

@@ -173,7 +173,7 @@ def project(ctx: Context) -> MethodOutput:
     a = ctx.options["anchor"]
     n, d = ctx.rows.size, ctx.problem.d
     anchors = np.broadcast_to(a[0], (n, d)) if ctx.options["shared"] else a[ctx.rows]
-    X, R, st, ok = lifted_near(ctx.problem, ctx.group, ctx.k, ctx.Y0, np.ascontiguousarray(anchors),
+    X, R, st, ok = lifted_near(ctx, np.ascontiguousarray(anchors),
                                ctx.options["metric"])
     out = reasons(~ok, "a projection onto S did not converge")
     out["route"] = np.full(n, "lifted projection", dtype=object)

@@ -604,7 +604,10 @@ def _rcc2_unboxed(ctx: Context) -> MethodOutput:
     found = np.zeros(n, dtype=bool)
 
     def fit(pattern, rows):
-        """Try one pattern of the bounds on ``rows`` (0: at l, 1: at u, 2: free)."""
+        """Try one pattern of the bounds on ``rows`` (0: at l, 1: at u, 2: free); returns the
+        rows it does not fit and, for each, the pattern the KKT conditions point to next (a
+        free value past a bound is fixed there, a fixed one whose gradient points inward is
+        freed): a primal-dual active-set step."""
         pat = np.array(pattern)
         F, Bd = np.flatnonzero(pat == 2), np.flatnonzero(pat != 2)
         lo_r, hi_r = lo_t[rows], hi_t[rows]
@@ -614,16 +617,30 @@ def _rcc2_unboxed(ctx: Context) -> MethodOutput:
         g = t @ H
         gtol = 1e-12 * (1.0 + np.linalg.norm(g, axis=1, keepdims=True))
         size = 1e-12 * (1.0 + np.maximum(np.abs(lo_r), np.abs(hi_r)))
-        ok = np.all((t >= lo_r - size) & (t <= hi_r + size), axis=1)
-        ok &= np.all(np.where(pat == 0, g >= -gtol, True) & np.where(pat == 1, g <= gtol, True), axis=1)
+        below, above = t < lo_r - size, t > hi_r + size
+        inward = np.where(pat == 0, g < -gtol, False) | np.where(pat == 1, g > gtol, False)
+        ok = ~np.any(below | above | inward, axis=1)
         T[rows[ok]] = np.clip(t[ok], lo_r[ok], hi_r[ok])
         found[rows[ok]] = True
+        step = np.where(below, 0, np.where(above, 1, np.where(inward, 2, pat)))
+        return rows[~ok], step[~ok]
 
-    # each row's likeliest pattern first: every row at the bound nearest 0, free where its
-    # interval holds 0; then every pattern for the rows none of those fit
-    first = np.where(lo_t > 0, 0, np.where(hi_t < 0, 1, 2)) @ (3 ** np.arange(mI))
-    for c in np.flatnonzero(np.bincount(first, minlength=3 ** mI)):
-        fit(tuple((c // 3 ** np.arange(mI)) % 3), np.flatnonzero(first == c))
+    # each row's likeliest pattern first (every row at the bound nearest 0, free where its
+    # interval holds 0), then a few active-set steps, grouped by pattern; the rows those leave
+    # (a cycle, at rounding-level ties) try every pattern
+    weights = 3 ** np.arange(mI)
+    active, pattern = np.arange(n), np.where(lo_t > 0, 0, np.where(hi_t < 0, 1, 2))
+    for _ in range(2 * mI + 2):
+        if active.size == 0:
+            break
+        code = pattern @ weights
+        left, step = [], []
+        for c in np.flatnonzero(np.bincount(code, minlength=3 ** mI)):
+            at = code == c
+            r, st = fit(tuple((c // weights) % 3), active[at])
+            left.append(r)
+            step.append(st)
+        active, pattern = np.concatenate(left), np.concatenate(step)
     for pattern in itertools.product((0, 1, 2), repeat=mI):
         rows = np.flatnonzero(~found)
         if rows.size == 0:
@@ -666,14 +683,29 @@ def reasons(where, text):
     return {"check": check}
 
 
-def lifted_near(core, grp, k, Y0, anchors, metric):
-    """The projection of ``anchors`` onto S (in ``metric``), with the radius bound
-    ``min(corner, r_rcc2 + ||c - c_rcc2||)`` (the triangle inequality from rcc2's ball; the
-    corner alone where rcc2's projection did not converge). Returns ``(X, R, codes, ok)``."""
-    X2, R2, ok2 = lifted_rcc2(core, grp, k, Y0)
-    Y, ok, _ = grp.project(k, anchors, Y0, metric)
-    X = grp.invert(Y)
-    R = np.minimum(corner_radius(core, X), R2 + np.linalg.norm(X - X2, axis=1))
+def lifted_near(ctx, anchors, metric):
+    """The projection of ``anchors`` onto the rows' sets S (in ``metric``; lifted), with the
+    radius bound ``min(corner, r_rcc2 + ||c - c_rcc2||)`` (the triangle inequality from rcc2's
+    ball, by rcc2's fastest route for the rows; the corner alone where rcc2's projection did
+    not converge). An anchor already in S is its own projection: only the others reach the
+    lifted QP (a box least-squares point of the midpoints' slice lies in S on most rows).
+    Returns ``(X, R, codes, ok)``."""
+    core, grp, k, Y0 = ctx.problem, ctx.group, ctx.k, ctx.Y0
+    r2 = RCC2.run(ctx.subset(np.arange(k.size), {"solver": "auto"}))
+    X2, R2, ok2 = r2.centers, r2.radii, r2.codes == Status.OPTIMAL
+    X = np.array(anchors, dtype=np.float64)
+    ok = np.ones(k.size, dtype=bool)
+    Y = grp.apply(X)
+    inside = np.all((Y >= grp.Lo[k]) & (Y <= grp.Hi[k]), axis=1)
+    if grp.AE.shape[0]:
+        inside &= np.all(np.abs(rows_times(X, grp.AE) - grp.bE[k]) <= grp.tauE[k], axis=1)
+    todo = np.flatnonzero(~inside)
+    if todo.size:
+        Yp, okp, _ = grp.project(k[todo], np.ascontiguousarray(X[todo]), Y0[todo], metric)
+        X[todo], ok[todo] = grp.invert(Yp), okp
+    # rcc2's ball bounds S whatever its status (an unconverged row's radius is the farthest corner's)
+    known = np.isfinite(R2) & np.all(np.isfinite(X2), axis=1)
+    R = np.minimum(corner_radius(core, X), np.where(known, R2 + np.linalg.norm(X - X2, axis=1), np.inf))
     return X, R, np.where(ok & ok2, Status.OPTIMAL, Status.INACCURATE).astype(np.int8), ok & ok2
 
 
