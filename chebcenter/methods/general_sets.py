@@ -17,18 +17,20 @@ back.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import numpy as np
 from scipy.optimize import linprog
 
 from .._core.cvxpy_forms import EbtDual, status_of
-from ..kernels.ball import certified_ball
+from ..kernels.ball import certified_ball, working_set_ball
 from ..kernels.rcc1_certificate import certify_quadratics
 from ..results import CenterResult, Status
 from .spec import MethodSpec, SetRoute
 
-__all__ = ["INSCRIBED", "nan_result", "polytope_exact", "polytope_inscribed", "polytope_rcc1", "quadratic_rcc1"]
+__all__ = ["INSCRIBED", "nan_result", "polytope_auto", "polytope_exact", "polytope_inscribed", "polytope_rcc1",
+           "quadratic_auto", "quadratic_rcc1"]
 
 #: the cvxpy solver that "auto" names on a general set
 _AUTO_SOLVER = "clarabel"
@@ -46,9 +48,34 @@ def polytope_exact(P, t0, max_candidates):
         return nan_result(P.d, Status.TOO_LARGE, "exact", t0)
     U = np.ascontiguousarray(((V - P._t) / P._s - P.x0) @ P.W)
     c, radius, low, sup, st = certified_ball(U)
-    status = Status.OPTIMAL if st == 0 and radius - low <= 1e-9 * (1 + radius) else Status.INACCURATE
+    if st != 0 and radius - low > 1e-9 * (1 + radius):   # many clustered vertices: the working set certifies
+        c2, r2, l2, sup2, _ = working_set_ball(U)
+        if r2 < radius:
+            c, radius, sup = c2, r2, sup2
+        low = max(low, l2)
+    status = Status.OPTIMAL if radius - low <= 1e-9 * (1 + radius) else Status.INACCURATE
     return CenterResult(P._to_x(P.x0 + P.W @ c), radius * P._s, status, "exact", time.perf_counter() - t0,
                         extras={"radius_lower": low * P._s, "n_vertices": V.shape[0], "support": V[sup]})
+
+
+def polytope_auto(P, t0, max_candidates, solver):
+    """auto on a polytope, as on box slices: the exact center where its vertex enumeration is
+    within ``max_candidates``, else rcc1's certified relaxation; ``extras["method"]`` says which."""
+    res = polytope_exact(P, t0, max_candidates)
+    if res.status is Status.TOO_LARGE:
+        res = polytope_rcc1(P, t0, solver)
+    return _as_auto(res)
+
+
+def quadratic_auto(S, t0, solver):
+    """auto on a quadratic set: rcc1 (the exact minimax center is NP-hard there; rcc1's radius
+    bounds it); ``extras["method"]`` says so."""
+    return _as_auto(quadratic_rcc1(S, t0, solver))
+
+
+def _as_auto(res):
+    """``res`` as auto's answer: the method that produced it moves to ``extras["method"]``."""
+    return dataclasses.replace(res, method="auto", extras={**(res.extras or {}), "method": res.method})
 
 
 def polytope_rcc1(P, t0, solver):

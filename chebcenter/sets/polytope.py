@@ -196,8 +196,10 @@ class Polytope:
                       bounds=[(None, None)] * self.p, method="highs")
         return res.x if res.status == 0 else None
 
-    def center(self, method: str = "exact", **options: Any) -> CenterResult:
-        """Minimax center (``exact``), its EBT relaxation (``rcc1``), or the inscribed-ball center.
+    def center(self, method: str = "auto", **options: Any) -> CenterResult:
+        """Minimax center (``exact``), its EBT relaxation (``rcc1``), or the inscribed-ball center;
+        ``auto`` (the default, as for every set type): exact where its enumeration is within
+        ``max_candidates``, else rcc1 (``extras["method"]`` says which).
 
         ``exact`` accepts ``max_candidates`` (default 2e6 row subsets of size
         dim) and returns the radius with a dual lower bound ``radius_lower``;

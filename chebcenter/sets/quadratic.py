@@ -71,8 +71,10 @@ class QuadraticSet:
         """The dimension, as ``d`` (kept under its first name)."""
         return self.d
 
-    def center(self, method: str = "rcc1", **options: Any) -> CenterResult:
-        """The EBT relaxed Chebyshev center (``rcc1``); ``solver`` = "auto" (= "clarabel") or "scs"."""
+    def center(self, method: str = "auto", **options: Any) -> CenterResult:
+        """The EBT relaxed Chebyshev center (``rcc1``); ``solver`` = "auto" (= "clarabel") or "scs".
+        ``auto`` (the default, as for every set type) is rcc1 here: the exact center of a
+        quadratic set is NP-hard (``extras["method"]`` says "rcc1")."""
         _, route, opts = choose_set_method("quadratic", method, options, _REFUSED)
         return route.func(self, time.perf_counter(), **opts)
 

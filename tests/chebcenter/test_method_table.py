@@ -64,7 +64,7 @@ def _unit_square():
 
 def test_every_polytope_method_answers_and_the_others_are_refused_by_name():
     S = _unit_square()   # [-1, 1]^2: minimax center 0, radius sqrt 2; inscribed radius 1
-    want = {"exact": np.sqrt(2.0), "rcc1": np.sqrt(2.0), "inscribed": 1.0}
+    want = {"exact": np.sqrt(2.0), "rcc1": np.sqrt(2.0), "inscribed": 1.0, "auto": np.sqrt(2.0)}   # auto: exact here
     for name in cc.Polytope.METHODS:
         r = S.center(name)
         assert r.status.ok and np.allclose(r.center, 0.0, atol=1e-6) and abs(r.radius - want[name]) < 1e-6, name

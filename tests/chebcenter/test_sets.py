@@ -182,3 +182,23 @@ def test_rcc1_on_a_polytope_that_is_one_point_up_to_the_tolerance():
     assert got.status is cc.Status.OPTIMAL and ref.radius <= 1e-9
     np.testing.assert_allclose(got.center, ref.center, atol=1e-7)
     assert got.radius <= 1e-7 and worst_error(np.array([ref.center]), got.center) <= got.radius + 1e-12
+
+
+def test_auto_is_the_default_of_every_set_type():
+    """Polytope and QuadraticSet default to auto, as BoxSlice does: on a polytope the exact
+    center where its enumeration fits (the simplex's centroid, radius sqrt((n - 1) / n) for
+    n = 3, a closed form), rcc1 past max_candidates (a bound no smaller than the exact radius);
+    on a quadratic set rcc1 (a ball: its own center and radius). extras["method"] says which."""
+    n = 3
+    simplex = cc.Polytope(np.vstack([-np.eye(n), np.ones((1, n))]), np.r_[np.zeros(n), 1.0])
+    got = simplex.center()
+    assert got.method == "auto" and got.extras["method"] == "exact" and got.status is cc.Status.OPTIMAL
+    np.testing.assert_allclose(got.center, np.full(n, 1 / n), atol=1e-12)
+    assert got.radius == pytest.approx(np.sqrt((n - 1) / n), rel=1e-12)
+    past = simplex.center(max_candidates=1)
+    assert past.extras["method"] == "rcc1" and past.radius >= got.radius * (1 - 1e-9)
+    c, r = np.array([1.0, -2.0, 0.5]), 2.0
+    ball = cc.QuadraticSet([np.eye(3)], [-c], [c @ c - r * r]).center()
+    assert ball.method == "auto" and ball.extras["method"] == "rcc1"
+    np.testing.assert_allclose(ball.center, c, atol=1e-6)
+    assert ball.radius == pytest.approx(r, rel=1e-6)
