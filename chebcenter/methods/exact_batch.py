@@ -13,6 +13,8 @@ import numpy as np
 from ..kernels import batch_exact as kern
 from ..kernels.linalg import EPS, rows_times
 from ..kernels.parallel import row_blocks
+from ..kernels.vertices import candidate_count
+from .ball_bounds import _lower_in_slice
 
 __all__ = ["BATCH_CANDIDATES", "batch_exact"]
 
@@ -34,7 +36,6 @@ ENABLED = True
 def batch_exact(ctx, centers, radii, lower, n_vertices, support):
     """Fill the rows of ``exact``'s outputs that the batch kernel certifies; returns the
     boolean mask of those rows (``radius_lower`` still before its rounding allowance)."""
-    from .exact import _lower_in_slice, candidate_count
 
     prob = ctx.problem
     if not ENABLED:

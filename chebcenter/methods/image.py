@@ -150,7 +150,8 @@ def _image_exact_slices(ctx: Context, Lf: np.ndarray, capacity: int, max_candida
     """Slices: the images of every vertex candidate of the slice (exact's row-by-row
     enumeration, widened where the computed slice misses the box), TOO_LARGE past
     ``max_candidates``; the lower bound is refined by projecting the support onto S_F."""
-    from .exact import _EnumeratedRows, _lower_in_slice
+    from .ball_bounds import _lower_in_slice
+    from .exact import _EnumeratedRows
 
     prob = ctx.problem
     n, d = ctx.rows.size, prob.d
@@ -189,7 +190,7 @@ def _image_ball(ctx, Lf, candidates, refine):
     (``candidates(j) -> (points, widened, at_tau)``, or ``(status, None, None)`` where the row
     has none to give); ``refine(j, support points, lower)`` sharpens the lower bound where the
     route can (None: as the ball's dual gives it)."""
-    from .exact import _conservative_lower, _variance_lower
+    from .ball_bounds import _conservative_lower, _variance_lower
 
     prob = ctx.problem
     n, d, q = ctx.rows.size, prob.d, Lf.shape[0]
@@ -391,7 +392,7 @@ def _weighted_lifted_data(ctx):
     """The weighted dual's data on a lifted group: ``(W, p, Q, Lo, Hi, C, T, delta)`` about each
     row's feasible point, the lifted rows scaled to half-widths about 1 as rcc1's general body
     does."""
-    from .relax import _lifted_dual_data
+    from .relax import _lifted_dual_data, certificate_delta
 
     grp, d = ctx.group, ctx.problem.d
     Q, Lo, Hi, Cd, T = _lifted_dual_data(grp, ctx.k, ctx.Y0)
@@ -399,7 +400,7 @@ def _weighted_lifted_data(ctx):
     D[:d] = 1.0
     W = np.ascontiguousarray(grp.W * D[:, None])
     Q, Lo, Hi, Cd, T = Q * D, Lo * D, Hi * D, Cd * D, T * D * D
-    return W, grp.p, Q, Lo, Hi, Cd, T, 4.0 * EPS * (1.0 + np.max(np.abs(Q), axis=1, initial=0.0))
+    return W, grp.p, Q, Lo, Hi, Cd, T, certificate_delta(Q)
 
 
 def _weighted_slice_data(ctx):
@@ -410,7 +411,7 @@ def _weighted_slice_data(ctx):
     Q = ctx.Q
     Lo, Hi = np.broadcast_to(prob.lo, Q.shape), np.broadcast_to(prob.hi, Q.shape)
     Cd, T = _dual_data(prob, Q)
-    return prob.W, prob.p, Q, Lo, Hi, Cd, T, certificate_delta(prob, Q)
+    return prob.W, prob.p, Q, Lo, Hi, Cd, T, certificate_delta(Q)
 
 
 def image_rcc1(ctx: Context, Lf: np.ndarray, solver: str, data=None) -> MethodOutput:

@@ -61,7 +61,7 @@ __all__ = ["RCC1", "RCC2", "rcc1_certificate"]
 _SOLVERS = ProblemCache()
 
 
-def certificate_delta(prob, Q):
+def certificate_delta(Q):
     """Per-row widening of the box that covers the rounding of ``q = A^+ b`` and ``W``
     (normalised units, where the largest half-width is 1):
     ``delta = 4 eps (1 + max_i |q_i|)``.
@@ -210,7 +210,7 @@ def _rcc1_slices(ctx: Context) -> MethodOutput:
         radii[one] = ctx.radius_ball[one]
         route[one] = "alpha=1 (nnls certificate)"
     todo = np.flatnonzero(~one)
-    delta = certificate_delta(prob, ctx.Q)
+    delta = certificate_delta(ctx.Q)
     best = _Best(n, d)
     if solver in ("auto", "numba") and todo.size:
         todo = _rcc1_numba(ctx, todo, delta, centers, alphas, etas, route, best, check)
@@ -382,18 +382,25 @@ def _rcc1_numba(ctx, todo, delta, centers, alphas, etas, route, best, check):
     return bad
 
 
-def _dual_data(prob, Q):
-    """``C = q - m`` and ``t = (q - lo)(q - hi)`` per row. A determined coordinate (its row
-    of W is 0, so it is constant on S and inside the box by the feasibility test) gets
+def dual_data(Q, lo, hi, dead):
+    """The RCC1 dual's data about the points ``Q`` (rows; bounds ``lo``, ``hi`` shared or one
+    row each): ``C = q - (lo + hi) / 2`` and ``T = (q - lo)(q - hi)``. A coordinate whose row of
+    W is 0 (``dead``: constant on the set, inside its bounds by the feasibility test) gets
     ``c_i = 0``, ``t_i = -w_i^2``: its constraint cannot bind, and a rounding-level
-    ``t_i > 0`` cannot make the dual unbounded."""
-    C = np.ascontiguousarray(Q - prob.mid)
-    T = np.ascontiguousarray((Q - prob.lo) * (Q - prob.hi))
-    det = prob.determined
-    if det.any():
-        C[:, det] = 0.0
-        T[:, det] = -(0.5 * (prob.hi - prob.lo)[det]) ** 2
+    ``t_i > 0`` cannot make the dual unbounded. The one body of the slices' data (about
+    ``q = A^+ b``) and a lifted group's (about a point of each set)."""
+    lo, hi = np.broadcast_to(lo, Q.shape), np.broadcast_to(hi, Q.shape)
+    C = np.ascontiguousarray(Q - 0.5 * (lo + hi))
+    T = np.ascontiguousarray((Q - lo) * (Q - hi))
+    if dead.any():
+        C[:, dead] = 0.0
+        T[:, dead] = -(0.5 * (hi - lo)[:, dead]) ** 2
     return C, T
+
+
+def _dual_data(prob, Q):
+    """:func:`dual_data` of slice rows about ``q = A^+ b``; the determined coordinates are dead."""
+    return dual_data(Q, prob.lo, prob.hi, prob.determined)
 
 
 def _segment(ctx, rows, delta, W):
@@ -435,17 +442,9 @@ def _barrier(ctx, rows, delta, W, chunk, cold_mu):
 
 
 def _certify(prob, Q, Alpha, delta):
-    """:func:`certify_rows` on all cores (Alpha is rescaled in place)."""
-    X = np.full_like(Q, np.nan)
-    Eta = np.full(Q.shape[0], np.nan)
-    ok = np.zeros(Q.shape[0], dtype=np.bool_)
-    W = np.ascontiguousarray(prob.W)
+    """:func:`certify` of slice rows, the box widened by the largest ``delta``."""
     dmax = float(np.max(delta, initial=0.0))
-    C = Q - prob.mid
-    T = (Q - prob.lo + dmax) * (Q - prob.hi - dmax)
-    row_blocks(Q.shape[0], 1, lambda a, b: certify_rows(W, Q[a:b], C[a:b], T[a:b], Alpha[a:b],
-                                                         X[a:b], Eta[a:b], ok[a:b]))
-    return X, Eta, ok
+    return certify(prob.W, Q, Q - prob.mid, (Q - prob.lo + dmax) * (Q - prob.hi - dmax), Alpha)
 
 
 def _qp_projection(prob, q, solver="clarabel"):
@@ -715,12 +714,7 @@ def _lifted_dual_data(grp, k, Y0):
     is within its row's half-width, so nothing cancels); a lifted row that is 0 in W (constant
     on the slice, inside its interval by feasibility) cannot bind."""
     Q, Lo, Hi = np.ascontiguousarray(Y0), grp.Lo[k], grp.Hi[k]
-    C = np.ascontiguousarray(Q - 0.5 * (Lo + Hi))
-    T = np.ascontiguousarray((Q - Lo) * (Q - Hi))
-    dead = ~np.any(grp.W != 0.0, axis=1)
-    if dead.any():
-        C[:, dead] = 0.0
-        T[:, dead] = -(0.5 * (Hi - Lo)[:, dead]) ** 2
+    C, T = dual_data(Q, Lo, Hi, ~np.any(grp.W != 0.0, axis=1))
     return Q, Lo, Hi, C, T
 
 
@@ -812,9 +806,9 @@ def _rcc1_lifted(core, grp, k, Y0, opts):
             i2, s2 = np.zeros(again.size, dtype=np.int64), np.zeros(again.size, dtype=np.int64)
             rcc1_barrier_rows(W, C[again], T[again], A2, i2, s2, MU_MIN, 300, 1, ROBUST_MU)
             Alpha[again], state[again] = A2, s2
-    delta = 4.0 * EPS * (1.0 + np.max(np.abs(Q), axis=1, initial=0.0))[:, None]
+    delta = certificate_delta(Q)[:, None]
     Td = np.ascontiguousarray((Q - Lo + delta) * (Q - Hi - delta))
-    Xl, Eta, good = _certify_lifted(W, Q, C, Td, Alpha)
+    Xl, Eta, good = certify(W, Q, C, Td, Alpha)
     codes = np.where((state == CONVERGED) & good, Status.OPTIMAL, Status.INACCURATE).astype(np.int8)
     check = np.full(n, None, dtype=object)
     check[state != CONVERGED] = "the rcc1 dual solver did not converge (its weights are certified as they are)"
@@ -823,7 +817,7 @@ def _rcc1_lifted(core, grp, k, Y0, opts):
     if bad.size:   # weights 1 on the box rows, 0 on the intervals: M = N^T N = I, always certified
         Ab = np.zeros((bad.size, grp.K))
         Ab[:, : core.d] = 1.0
-        Xb, Eb, _ = _certify_lifted(W, Q[bad], C[bad], Td[bad], Ab)
+        Xb, Eb, _ = certify(W, Q[bad], C[bad], Td[bad], Ab)
         Xl[bad], Eta[bad] = Xb, Eb
         codes[bad] = Status.INACCURATE
         check[bad] = "no certificate at the solver's weights: the box's own (weights 1 on the box rows)"
@@ -842,7 +836,10 @@ def _cvxpy_weights(solver, W, C, T, Alpha, state):
         state[j] = CONVERGED if status_of(status, dual=True) == Status.OPTIMAL else NUMERICAL_FAILURE
 
 
-def _certify_lifted(W, Q, C, T, Alpha):
+def certify(W, Q, C, T, Alpha):
+    """:func:`chebcenter.kernels.rcc1_certificate.certify_rows` on all cores: the center and
+    the certified value at the weights ``Alpha`` (rescaled in place), and whether they are
+    valid; the one certificate of slice rows (``W`` the null basis) and lifted groups."""
     n = Q.shape[0]
     X = np.full((n, W.shape[0]), np.nan)
     Eta = np.full(n, np.nan)
