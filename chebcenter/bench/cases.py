@@ -594,6 +594,8 @@ FULL: dict[str, Callable[[], Case]] = {
     "equality_vs_exact_10_1": lambda: _case_against_equality("exact", 10, 1, 200),
     "equality_vs_exact_10_3": lambda: _case_against_equality("exact", 10, 3, 200),
     "equality_vs_ranges_10_3": lambda: _case_against_equality("ranges", 10, 3, 10_000),
+    "equality_vs_cls_10_3": lambda: _case_against_equality("cls", 10, 3, 10_000),
+    "equality_vs_project_10_3": lambda: _case_against_equality("project", 10, 3, 10_000),
     "thin_exact_13_4": lambda: _case_thin("exact", 100),
     "thin_auto_13_4": lambda: _case_thin("auto", 300),
 }
