@@ -26,7 +26,7 @@ NUMERICS_MODULES = frozenset({
     "test_batch_slab", "test_cuts", "test_exact", "test_interval_certified", "test_kernels",
     "test_project", "test_properties", "test_ranges", "test_rcc2_intervals", "test_relax", "test_reliability", "test_reproducible",
     "test_sets", "test_sets_scale", "test_theory", "test_va_model_attack", "test_va_prior", "test_va_threats",
-    "test_image", "test_va_frameworks", "test_va_onehot", "test_va_pinned",
+    "test_image", "test_va_frameworks", "test_va_onehot", "test_va_pinned", "test_routes", "test_thin_intervals",
 })
 
 

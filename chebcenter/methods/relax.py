@@ -727,7 +727,10 @@ def rcc1(ctx: Context) -> MethodOutput:
         X = grp.invert(Y0)
         return MethodOutput(X, np.zeros(n), np.full(n, Status.OPTIMAL, dtype=np.int8),
                             {"eta": np.zeros(n), "route": np.full(n, "one point", dtype=object)})
-    X2, R2, ok2 = lifted_rcc2(core, grp, k, Y0)
+    # rcc2's answer by its fastest route, the one the public rcc2 gives: RCC1 <= RCC2 is kept
+    # against that value (a route's exact projection can sit below the dual ascent's bound)
+    r2 = RCC2.run(ctx.subset(np.arange(n), {"solver": "auto"}))
+    X2, R2, ok2 = r2.centers, r2.radii, r2.codes == Status.OPTIMAL
     X, Eta = np.full((n, core.d), np.nan), np.full(n, np.nan)
     codes = np.full(n, Status.OPTIMAL, dtype=np.int8)
     route = np.full(n, None, dtype=object)

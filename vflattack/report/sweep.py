@@ -95,14 +95,15 @@ class SweepReport(Report, kind="release_sweep", json_name="sweep.json", csv_name
         # a release leaks when its leakage's interval lies above 0 and the leakage is at least half a
         # percent of the prior's MSE (below that it prints as 0%); without an interval, the latter alone
         def leaks(s):
-            big = np.isfinite(s["leakage_share"]) and s["leakage_share"] >= 0.005
+            big = np.isfinite(s["leakage_share"]) and s["leakage_share"] >= NEGLIGIBLE_SHARE
             lo = s.get("leakage_lo", np.nan)
             return big and (lo > 0 if np.isfinite(lo) else True)
 
         quiet = [s["release"] for s in rows if not leaks(s)]
         verdict = ("every release audited leaks beyond the prior" if not quiet
                    else f"{', '.join(quiet)} {'does' if len(quiet) == 1 else 'do'} not leak measurably beyond the "
-                        "prior (the 95% interval of the leakage reaches 0, or it is under 0.5% of the prior's MSE)")
+                        f"prior (the 95% interval of the leakage reaches 0, or it is under {NEGLIGIBLE_SHARE:.1%} of the "
+                        "prior's MSE)")
         return (f"{where}: the best attack's MSE is {_below(first)} the prior alone ({first['prior_mse']:.5f}) on "
                 f"{first['release']} and {_below(last)} it on {last['release']}; {verdict}.")
 
@@ -115,7 +116,7 @@ class SweepReport(Report, kind="release_sweep", json_name="sweep.json", csv_name
                 for spec in self.config.get("releases", [])]
 
     def payload(self) -> dict:
-        return dict(super().payload(), summary=self.summary())
+        return dict(super().payload(), summary=self.summary(), negligible_leakage_share=NEGLIGIBLE_SHARE)
 
     def plots(self, out: pathlib.Path) -> dict:
         from .plots import plot_release_sweep
@@ -126,6 +127,11 @@ class SweepReport(Report, kind="release_sweep", json_name="sweep.json", csv_name
             rows = [s for s in summary if (s["dataset"], s["n_passive"]) == (ds, d)]
             paths[f"sweep_{ds}_d{d}"] = plot_release_sweep(rows, out / f"sweep_{ds}_d{d}.png")
         return paths
+
+
+#: the share of the prior's MSE under which a release's leakage is not called a leak (it prints
+#: as 0 %); the verdict names it, and the JSON carries it
+NEGLIGIBLE_SHARE = 0.005
 
 
 def _below(row) -> str:
