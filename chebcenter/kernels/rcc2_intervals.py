@@ -32,7 +32,7 @@ from .jit import jit
 from .linalg import EPS
 from .qp import _lu_solve
 
-__all__ = ["RCC2_OPTIMAL", "rcc2_interval_rows"]
+__all__ = ["RCC2_OPTIMAL", "box_qp_patterns", "rcc2_interval_rows"]
 
 RCC2_OPTIMAL = 0
 #: the sweeps stopped, or c is outside S: the caller solves the row as a QP
@@ -241,3 +241,64 @@ def rcc2_interval_rows(A, w, Lw, Uw, Tol, maxit, gap, X, R, status):
                 inside = False
         tight = (cc - lb) <= gap * (1.0 + H)
         status[r] = RCC2_OPTIMAL if (converged and inside and tight) else RCC2_UNCERTIFIED
+
+
+@jit
+def box_qp_patterns(H, M, pattern, lo, hi, first, T, found):
+    """The minimiser ``t*`` of ``t^T H t`` over the box ``[lo_n, hi_n]``, row by row, for a
+    small symmetric positive definite H (m <= 4): by its KKT conditions over the patterns of
+    the bounds (``pattern[P, j]``: 0 at lo, 1 at hi, 2 free), each with its closed form
+    ``t_F = M[P] t_B`` (``M[P] = -H_FF^{-1} H_FB``, zero rows off F, precomputed). A row tries
+    its pattern ``first[n]`` (its likeliest), then every pattern; it takes the first whose
+    free values lie within their bounds (to 1e-12 of their size) and whose gradient ``H t``
+    points outward at each fixed bound (to 1e-12 of its norm). ``found[n]`` is False where
+    none fits (a tie at rounding level): the caller solves that row otherwise."""
+    n, m = lo.shape
+    P = pattern.shape[0]
+    t = np.empty(m)
+    tb = np.empty(m)
+    g = np.empty(m)
+    for r in range(n):
+        found[r] = False
+        for q in range(P + 1):
+            p = first[r] if q == 0 else q - 1
+            if q > 0 and p == first[r]:
+                continue
+            for j in range(m):
+                tb[j] = 0.0
+                if pattern[p, j] == 0:
+                    tb[j] = lo[r, j]
+                elif pattern[p, j] == 1:
+                    tb[j] = hi[r, j]
+            ok = True
+            for j in range(m):
+                if pattern[p, j] == 2:
+                    s = 0.0
+                    for i in range(m):
+                        s += M[p, j, i] * tb[i]
+                    t[j] = s
+                    size = 1e-12 * (1.0 + max(abs(lo[r, j]), abs(hi[r, j])))
+                    if s < lo[r, j] - size or s > hi[r, j] + size:
+                        ok = False
+                        break
+                else:
+                    t[j] = tb[j]
+            if not ok:
+                continue
+            gn = 0.0
+            for j in range(m):
+                s = 0.0
+                for i in range(m):
+                    s += H[j, i] * t[i]
+                g[j] = s
+                gn += s * s
+            gtol = 1e-12 * (1.0 + math.sqrt(gn))
+            for j in range(m):
+                if (pattern[p, j] == 0 and g[j] < -gtol) or (pattern[p, j] == 1 and g[j] > gtol):
+                    ok = False
+                    break
+            if ok:
+                for j in range(m):
+                    T[r, j] = min(max(t[j], lo[r, j]), hi[r, j])
+                found[r] = True
+                break

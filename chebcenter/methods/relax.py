@@ -48,7 +48,7 @@ from ..kernels.parallel import row_blocks
 from ..kernels.projection import PROJECT_MAXIT, PROJECTED, project_points
 from ..kernels.rcc1 import COLD_MU, CONVERGED, NUMERICAL_FAILURE, ROBUST_MU, rcc1_barrier_rows, rcc1_segment_rows
 from ..kernels.rcc1_certificate import certify_rows
-from ..kernels.rcc2_intervals import RCC2_OPTIMAL, rcc2_interval_rows
+from ..kernels.rcc2_intervals import RCC2_OPTIMAL, box_qp_patterns, rcc2_interval_rows
 from ..kernels.simplex import RANGES_OK, range_rows
 from ..results import Status
 from .general_sets import polytope_rcc1, quadratic_rcc1
@@ -581,9 +581,10 @@ def _rcc2_unboxed(ctx: Context) -> MethodOutput:
     over the box ``[l, u]``, since ``min ||x||^2`` subject to ``A_I x = t`` is ``t^T G^{-1} t``
     at ``x = A_I^T G^{-1} t``. Where that point lies in the box it is the projection onto
     ``S = T ∩ box`` as well (it is in S, and no point of T is nearer). The QP in t is solved
-    by its KKT conditions: every pattern of the bounds (each row at l, at u, or free) gives
-    the free rows' values in closed form, the same for the whole group, and a row takes the
-    pattern whose values are feasible and whose gradient signs fit. A row no pattern fits (a
+    by its KKT conditions, compiled row by row (:func:`chebcenter.kernels.rcc2_intervals.box_qp_patterns`):
+    every pattern of the bounds (each row at l, at u, or free) gives the free rows' values in
+    closed form, the same for the whole group, and a row takes the first pattern, its likeliest
+    first, whose values are feasible and whose gradient signs fit. A row no pattern fits (a
     tie at rounding level), or whose point leaves the box, goes to the general body, as does
     a group with more rows or rows near dependence (G's condition past 1e8)."""
     core, grp, k = ctx.problem, ctx.group, ctx.k
@@ -597,57 +598,33 @@ def _rcc2_unboxed(ctx: Context) -> MethodOutput:
         out.extras["path"] = np.full(n, GENERAL, dtype=object)
         return out
     H = np.linalg.inv(G)
-    H = 0.5 * (H + H.T)
-    lo_t, hi_t = grp.Lo[k, d:], grp.Hi[k, d:]
+    H = np.ascontiguousarray(0.5 * (H + H.T))
+    lo_t, hi_t = np.ascontiguousarray(grp.Lo[k, d:]), np.ascontiguousarray(grp.Hi[k, d:])
+    pattern, M = _patterns(H)
+    # each row's likeliest pattern first: every row at the bound nearest 0, free where its
+    # interval holds 0
+    first = np.where(lo_t > 0, 0, np.where(hi_t < 0, 1, 2)) @ (3 ** np.arange(mI))
     T = np.full((n, mI), np.nan)
-    found = np.zeros(n, dtype=bool)
-
-    def fit(pattern, rows):
-        """Try one pattern of the bounds on ``rows`` (0: at l, 1: at u, 2: free); returns the
-        rows it does not fit and, for each, the pattern the KKT conditions point to next (a
-        free value past a bound is fixed there, a fixed one whose gradient points inward is
-        freed): a primal-dual active-set step."""
-        pat = np.array(pattern)
-        F, Bd = np.flatnonzero(pat == 2), np.flatnonzero(pat != 2)
-        lo_r, hi_r = lo_t[rows], hi_t[rows]
-        t = np.where(pat == 0, lo_r, hi_r)
-        if F.size:
-            t[:, F] = -t[:, Bd] @ np.linalg.solve(H[np.ix_(F, F)], H[np.ix_(F, Bd)]).T
-        g = t @ H
-        gtol = 1e-12 * (1.0 + np.linalg.norm(g, axis=1, keepdims=True))
-        size = 1e-12 * (1.0 + np.maximum(np.abs(lo_r), np.abs(hi_r)))
-        below, above = t < lo_r - size, t > hi_r + size
-        inward = np.where(pat == 0, g < -gtol, False) | np.where(pat == 1, g > gtol, False)
-        ok = ~np.any(below | above | inward, axis=1)
-        T[rows[ok]] = np.clip(t[ok], lo_r[ok], hi_r[ok])
-        found[rows[ok]] = True
-        step = np.where(below, 0, np.where(above, 1, np.where(inward, 2, pat)))
-        return rows[~ok], step[~ok]
-
-    # each row's likeliest pattern first (every row at the bound nearest 0, free where its
-    # interval holds 0), then a few active-set steps, grouped by pattern; the rows those leave
-    # (a cycle, at rounding-level ties) try every pattern
-    weights = 3 ** np.arange(mI)
-    active, pattern = np.arange(n), np.where(lo_t > 0, 0, np.where(hi_t < 0, 1, 2))
-    for _ in range(2 * mI + 2):
-        if active.size == 0:
-            break
-        code = pattern @ weights
-        left, step = [], []
-        for c in np.flatnonzero(np.bincount(code, minlength=3 ** mI)):
-            at = code == c
-            r, st = fit(tuple((c // weights) % 3), active[at])
-            left.append(r)
-            step.append(st)
-        active, pattern = np.concatenate(left), np.concatenate(step)
-    for pattern in itertools.product((0, 1, 2), repeat=mI):
-        rows = np.flatnonzero(~found)
-        if rows.size == 0:
-            break
-        fit(pattern, rows)
+    found = np.zeros(n, dtype=np.bool_)
+    row_blocks(n, 1, lambda a, b: box_qp_patterns(H, M, pattern, lo_t[a:b], hi_t[a:b], first[a:b], T[a:b],
+                                                  found[a:b]))
     X = np.where(found[:, None], T, 0.0) @ (H @ AI)
     done = found & np.all(np.abs(X) <= core.hi, axis=1)
     return _rcc2_rows_or_body(ctx, X, done, "unboxed")
+
+
+def _patterns(H):
+    """Every pattern of m bounds (``pattern[P, j]``: 0 at l, 1 at u, 2 free; pattern P is the
+    base-3 number of its digits) and its closed form ``M[P] = -H_FF^{-1} H_FB`` on the free rows."""
+    m = H.shape[0]
+    pattern = np.array(list(itertools.product((0, 1, 2), repeat=m)), dtype=np.int64)[:, ::-1]
+    pattern = np.ascontiguousarray(pattern)
+    M = np.zeros((pattern.shape[0], m, m))
+    for p in range(pattern.shape[0]):
+        F, B = np.flatnonzero(pattern[p] == 2), np.flatnonzero(pattern[p] != 2)
+        if F.size and B.size:
+            M[p][np.ix_(F, B)] = -np.linalg.solve(H[np.ix_(F, F)], H[np.ix_(F, B)])
+    return pattern, M
 
 
 def _rcc2_rows_or_body(ctx, X, done, route):
@@ -893,6 +870,8 @@ RCC2 = MethodSpec(
                   "its KKT patterns for the whole group), where it lies in the box")),
     warmup=(WarmupStep("rcc2", ("closed_forms.prepare_rows", "closed_forms.forward_rows", "projection.project_rows"),
                        problems=("projecting",)),
-            WarmupStep("rcc2_intervals", ("interval_rows.project_points_boxes", "rcc2_intervals.rcc2_interval_rows"),
-                       rows="interval", always=False)),
+            # a few interval rows take the unboxed route; a 5-class release's ten rows, the body
+            WarmupStep("rcc2_intervals", ("interval_rows.project_points_boxes", "rcc2_intervals.rcc2_interval_rows",
+                                          "rcc2_intervals.box_qp_patterns"),
+                       rows="interval", problems=("default", "classes"), always=False)),
 )
