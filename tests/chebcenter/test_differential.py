@@ -334,3 +334,20 @@ def test_issue_example_near_parallel_rows_are_consistent():
         r = cc.BoxSlice(A).center(A @ x, method=method)
         assert r.status is cc.Status.INACCURATE and "near-dependent" in r.extras["check"], method
         assert np.linalg.norm(r.center - x) <= r.radius, method
+
+
+@pytest.mark.parametrize("fam", ["gaussian", "near_parallel", "corners"])
+def test_an_interval_rows_status_is_the_same_alone_and_in_a_batch(fam):
+    """Each bounded-error row alone gets the status it gets in its batch, for every method that
+    solves in batches (warm starts, shared groups, the routes picked per group)."""
+    A, lo, hi, X = family(fam, 7 + FAMILIES.index(fam), 6)
+    rng = np.random.default_rng(8)
+    B = X @ A.T
+    reach = np.abs(A) @ np.maximum(np.abs(lo), np.abs(hi))
+    W = reach * rng.uniform(0.005, 0.05, B.shape) * (rng.random(B.shape) >= 0.25)
+    P = cc.BoxSlice(A, lo, hi)
+    for method in ("rcc1", "rcc2", "exact", "auto", "cls", "project"):
+        batch = P.centers(lower=B - W, upper=B + W, method=method).status
+        alone = [P.centers(lower=B[i:i + 1] - W[i:i + 1], upper=B[i:i + 1] + W[i:i + 1], method=method).status[0]
+                 for i in range(B.shape[0])]
+        assert list(batch) == alone, method
