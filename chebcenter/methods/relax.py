@@ -847,7 +847,8 @@ RCC1 = MethodSpec(
             WarmupStep("rcc1_segment", ("rcc1.rcc1_segment_rows",), problems=("four_columns",),
                        calls=({"fast_path": False},), always=False),
             WarmupStep("rcc1_intervals", ("interval_rows.project_points_boxes",), rows="interval", always=False),
-            WarmupStep("rcc1_polytope", ("rcc1_certificate.certify_quadratics",), rows="polytope", always=False)),
+            WarmupStep("rcc1_polytope", ("rcc1_certificate.certify_quadratics",), rows="polytope", problems=("polytope",),
+                       always=False)),
     extras=(
         Extra("alpha", "free_coordinates", "f8", "the dual weights of the box constraints (sum 1)", shape=("d",)),
         Extra("eta", "squared_length", "f8", "the RCC1 dual value, recomputed from alpha: radius**2"),

@@ -103,6 +103,10 @@ class WarmupStep:
     def __post_init__(self) -> None:
         if self.rows not in ROWS + SET_KINDS:
             raise ValueError(f"rows must be one of {ROWS + SET_KINDS}; got {self.rows!r}")
+        if self.rows in SET_KINDS and self.rows not in self.problems:
+            # the default problem is a box slice: a general set's step would never reach its kernels
+            raise ValueError(f"step {self.name!r} on {self.rows} sets must solve the {self.rows!r} problem; "
+                             f"got {self.problems}")
 
 
 def _with_solver_check(validators, solvers, options):

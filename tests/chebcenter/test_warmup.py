@@ -218,3 +218,17 @@ def test_every_kernel_is_compiled_for_runtime_types_only(tmp_path):
     assert out.returncode == 0, out.stderr
     line = [s for s in out.stdout.splitlines() if s.startswith("LITERAL:")][-1]
     assert line == "LITERAL:", line
+
+
+def test_a_general_set_step_reaches_its_kernels(tmp_path):
+    """The step of rcc1 on polytopes solved the default problem, a box slice, so its kernel never
+    compiled and the step stayed cold after any warm-up: a step on a general set must name
+    that set's problem, and on an empty cache it is warm once run."""
+    with pytest.raises(ValueError, match="must solve the 'polytope' problem"):
+        cc.methods.WarmupStep("x", ("rcc1_certificate.certify_quadratics",), rows="polytope")
+    code = ("import chebcenter as cc; cc.warmup(['rcc1_polytope']); "
+            "print(cc.cold_warmup_steps(['rcc1_polytope']))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "()"
