@@ -49,7 +49,7 @@ import numpy as np
 from .._core.lifting import ROUTE_SLAB, SLAB_MAX_D, vertices_of
 from .._core.normalised import _Core
 from .._core.validate import as_bool, as_positive_float, as_positive_int, check_choice
-from ..kernels.ball import certified_ball, working_set_ball
+from ..kernels.ball import certified_ball, walked_or_working_set_ball, working_set_ball
 from ..kernels.edge_walk import PIVOT_OK, PIVOT_TOO_MANY, pivot_vertices
 from ..kernels.linalg import EPS
 from ..kernels.parallel import row_blocks
@@ -495,13 +495,7 @@ def _exact_lifted(ctx: Context) -> MethodOutput:
             if route[j] == ROUTE_SLAB:
                 c, radius, lower, _, status = working_set_ball(P)
             else:
-                c, radius, lower, _, status = certified_ball(P, start=P.mean(axis=0))
-                if status != 0 and radius - lower > 1e-9 * (1.0 + radius):
-                    # thin intervals split each vertex of the midpoint slice into a cluster (28 000
-                    # vertices a row at d = 13, four float32 intervals), where the walk over all of
-                    # them stops short on 7-12 % of rows; the working set certified every one
-                    c, radius, lower = _better_ball((c, radius, lower), working_set_ball(P))
-                    status = 0 if radius - lower <= 1e-9 * (1.0 + radius) else status
+                c, radius, lower, _, status = walked_or_working_set_ball(P, start=P.mean(axis=0))
             X[j], R[j], low[j], nv[j] = c, radius, min(lower, radius), P.shape[0]
             if status != 0 and radius - lower > 1e-9 * (1.0 + radius):
                 codes[j] = Status.INACCURATE
@@ -515,17 +509,6 @@ def _exact_lifted(ctx: Context) -> MethodOutput:
     if any(c is not None for c in check):
         out["check"] = check
     return MethodOutput(X, R, codes, out)
-
-
-def _better_ball(first, second):
-    """The smaller enclosing radius (with its center) and the larger lower bound of two
-    certified balls of one point set: both radii enclose every point and both lower bounds
-    hold, so the pair is certified as each one is."""
-    c, radius, lower = first
-    c2, r2, l2 = second[:3]
-    if r2 < radius:
-        c, radius = c2, r2
-    return c, radius, max(lower, l2)
 
 
 #: the lifted coordinate of the interval row is shrunk to a half-width of _SHRINK times

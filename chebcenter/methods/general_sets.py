@@ -24,7 +24,7 @@ import numpy as np
 from scipy.optimize import linprog
 
 from .._core.cvxpy_forms import EbtDual, status_of
-from ..kernels.ball import certified_ball, working_set_ball
+from ..kernels.ball import walked_or_working_set_ball
 from ..kernels.rcc1_certificate import certify_quadratics
 from ..results import CenterResult, Status
 from .spec import MethodSpec, SetRoute
@@ -47,12 +47,7 @@ def polytope_exact(P, t0, max_candidates):
     if V is None:
         return nan_result(P.d, Status.TOO_LARGE, "exact", t0)
     U = np.ascontiguousarray(((V - P._t) / P._s - P.x0) @ P.W)
-    c, radius, low, sup, st = certified_ball(U)
-    if st != 0 and radius - low > 1e-9 * (1 + radius):   # many clustered vertices: the working set certifies
-        c2, r2, l2, sup2, _ = working_set_ball(U)
-        if r2 < radius:
-            c, radius, sup = c2, r2, sup2
-        low = max(low, l2)
+    c, radius, low, sup, st = walked_or_working_set_ball(U)
     status = Status.OPTIMAL if radius - low <= 1e-9 * (1 + radius) else Status.INACCURATE
     return CenterResult(P._to_x(P.x0 + P.W @ c), radius * P._s, status, "exact", time.perf_counter() - t0,
                         extras={"radius_lower": low * P._s, "n_vertices": V.shape[0], "support": V[sup]})

@@ -608,7 +608,8 @@ def _rcc2_unboxed(ctx: Context) -> MethodOutput:
     found = np.zeros(n, dtype=np.bool_)
     row_blocks(n, 1, lambda a, b: box_qp_patterns(H, M, pattern, lo_t[a:b], hi_t[a:b], first[a:b], T[a:b],
                                                   found[a:b]))
-    X = np.where(found[:, None], T, 0.0) @ (H @ AI)
+    # x = A_I^T H t per row, in the library's fixed summation order (a row's bits alone or in a batch)
+    X = rows_times(np.where(found[:, None], T, 0.0), np.ascontiguousarray((H @ AI).T))
     done = found & np.all(np.abs(X) <= core.hi, axis=1)
     return _rcc2_rows_or_body(ctx, X, done, "unboxed")
 

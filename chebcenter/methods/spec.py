@@ -238,7 +238,7 @@ class Context:
         found = set()
         if grp.AE.shape[0] == 0:
             found.add("no equations")
-            if grp.K == grp.d + 1:
+            if grp.AI.shape[0] == 1:
                 found.add("one interval row")
         return frozenset(found)
 
