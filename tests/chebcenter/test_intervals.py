@@ -94,6 +94,33 @@ def test_rcc1_is_the_sdp_with_interval_quadratics(seed, kind):
     np.testing.assert_allclose(res.center, x_ref, atol=np.sqrt(2e-8) + np.sqrt(1e-10))
 
 
+#: one instance per family (the corner family as above), each moved to an offset of 1e8 and
+#: scaled by 1e-12 and 1e12
+OFFSET_CASES = [(seed, kind) for seed, kind in SDP_CASES if seed in (0, 3)]
+
+
+@pytest.mark.parametrize("seed,kind", OFFSET_CASES)
+def test_rcc1_is_the_sdp_at_offsets_and_scales(seed, kind):
+    """An OPTIMAL rcc1 row's value ``eta`` is the relaxation's optimum whatever the units and
+    origin: ``eta / s^2`` equals the SDP of the unit-scale set to 1e-6 relative. Budget: the
+    bounds at an offset of 1e8 are rounded by ``eps 1e8 ||a||_1`` (about 5e-8, at most 5e-7 of
+    an interval's half-width here), which moves eta by as much relative to the intervals;
+    with the two solvers' gaps (2e-8, 1e-10) that is below 1e-6 (measured: 6e-8). The radius
+    is ``sqrt(eta)`` plus the forward-error widening of the rounded bounds
+    (``extras["forward_error"]``, which the value does not include), capped at the farthest
+    box corner."""
+    A, lo, hi, x, L, U = instance(seed, kind)
+    _, eta_ref = rcc1_sdp(A, L, U, lo, hi, origin=x)
+    o = np.full(lo.size, 1e8)
+    for s in (1e-12, 1.0, 1e12):
+        res = cc.BoxSlice(A, s * (lo + o), s * (hi + o)).center(
+            method="rcc1", lower=s * (L + A @ o), upper=s * (U + A @ o))
+        assert res.status == cc.Status.OPTIMAL, s
+        assert res.extras["eta"] / s ** 2 == pytest.approx(eta_ref, rel=1e-6), s
+        r_eta = np.sqrt(res.extras["eta"])
+        assert r_eta * (1 - 1e-12) <= res.radius <= (r_eta + res.extras["forward_error"]) * (1 + 1e-12), s
+
+
 @pytest.mark.parametrize("seed,kind", CASES)
 def test_the_radii_are_ordered_and_bound_the_set_and_the_unknown(seed, kind):
     A, lo, hi, x, L, U = instance(seed, kind)
@@ -212,8 +239,12 @@ def test_rounding_level_intervals_are_points(method):
 
 @pytest.mark.parametrize("s", [1e-12, 1e-6, 1.0, 1e6, 1e12])
 @pytest.mark.parametrize("method", ["exact", "rcc1", "rcc2", "cls", "half_star", "project"])
-def test_rescaling_the_box_and_the_intervals_rescales_the_answers(method, s):
-    A, lo, hi, x, L, U = instance(11, "noise", d=4, m=2)
+@pytest.mark.parametrize("kind", ["noise", "repeated"])
+def test_rescaling_the_box_and_the_intervals_rescales_the_answers(method, s, kind):
+    """Units and origin do not change the answer, on independent and on repeated rows
+    (``a_2 = 2 a_1`` with its own interval, where a least-squares route meets a rank-deficient
+    system)."""
+    A, lo, hi, x, L, U = instance(11, kind, d=4, m=2)
     t = s * np.array([3.0, -1.0, 0.5, 2.0])   # a shift in the same units (a fixed shift at s = 1e-12
     # would leave the data themselves only eps |A t| / s = 1e-4 accurate)
     base = cc.BoxSlice(A, lo, hi).center(method=method, lower=L, upper=U)
