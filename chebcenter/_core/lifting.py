@@ -202,19 +202,29 @@ def _lifted_metric(Pm, K):
     return P
 
 
-def clamp(core, Lc, Uc, tau):
-    """The intervals clamped to what ``a_j^T x`` reaches over the box; rows that miss it
-    by more than their tolerance ``tau`` (core.bound_tol) are flagged empty, and an interval
-    that the clamping leaves no wider than ``2 tau`` (a bound at a box corner's value, or a
-    gap within the tolerance) is its midpoint: an equation. Returns
-    ``(L', U', empty, equality mask)``."""
+def clamp(core, Lc, Uc, tau, given=None):
+    """The one clamp-and-snap rule of bounded-error rows (docs/theory.md §6.2): each interval
+    clamped to what ``a_j^T x`` reaches over the box (the same set), then every interval no
+    wider than ``2 tau`` (core.bound_tol; one inverted by at most that included: a bound at a
+    box corner's value, or a gap within the tolerance) replaced by its midpoint, an equation.
+    ``given`` (N, m), optional: the caller's own equations (``L == U`` as typed), kept as
+    given, unclamped. Returns ``(L', U', empty, eq, slack)``: ``empty`` a row with an interval
+    inverted beyond ``2 tau`` or a bound at ``+inf`` / ``-inf`` on the wrong side (a NaN row
+    is not empty: its caller calls it invalid), ``eq`` the finite points, ``slack`` the
+    half-width each snapped interval had (0 elsewhere), which the certificates add to their
+    forward error. Idempotent: the dispatcher applies it again to the rows the set handed on."""
     reach = np.abs(core.A) @ core.hi
-    Lp, Up = np.maximum(Lc, -reach), np.minimum(Uc, reach)
-    empty = np.any(Lp > Up + 2.0 * tau, axis=1)
-    thin = ~(Up - Lp > 2.0 * tau)
-    mid = 0.5 * (Lp + Up)
+    with np.errstate(invalid="ignore", over="ignore"):
+        Lp, Up = np.maximum(Lc, -reach), np.minimum(Uc, reach)
+        if given is not None:
+            Lp, Up = np.where(given, Lc, Lp), np.where(given, Uc, Up)
+        finite = np.isfinite(Lp) & np.isfinite(Up)
+        thin = finite & (np.abs(Up - Lp) <= 2.0 * tau)
+        slack = np.where(thin, 0.5 * np.abs(Up - Lp), 0.0)
+        mid = np.where(finite, 0.5 * Lp + 0.5 * Up, 0.0)
+        empty = np.any((Lp > Up + 2.0 * tau) | (Lp == np.inf) | (Up == -np.inf), axis=1)
     Lp, Up = np.where(thin, mid, Lp), np.where(thin, mid, Up)
-    return Lp, Up, empty, thin
+    return Lp, Up, empty, finite & (Lp == Up), slack
 
 
 #: the routes of :func:`vertices_of`, as ``extras["route"]`` names them
@@ -345,7 +355,7 @@ def group_ranges(grp, k):
 def interval_vertices(core, Lc, Uc, tau, capacity):
     """The vertices (x, the core's frame) of ``{x in box : Lc <= A x <= Uc}`` for one row
     (``Lc``, ``Uc`` of shape (1, m)): an empty array for an empty set, None past ``capacity``."""
-    Lp, Up, empty, eq = clamp(core, Lc, Uc, tau)
+    Lp, Up, empty, eq, _ = clamp(core, Lc, Uc, tau)
     if empty[0]:
         return np.zeros((0, core.d))
     grp = LiftedGroup(core, np.zeros(1, dtype=np.int64), eq[0], Lp, Up, tau, vacuous=vacuous_rows(core, Lp, Up, eq)[0])

@@ -188,7 +188,7 @@ def _sets(core, Lc, Uc, tau, spec, opts, index, user=None):
     codes = np.full(N, Status.INFEASIBLE, dtype=np.int8)
     check = np.full(N, None, dtype=object)
     extras: dict[str, Any] = {"rhs_residual": np.zeros(N), "check": check}
-    Lp, Up, empty, eq = clamp(core, Lc, Uc, tau)
+    Lp, Up, empty, eq, _ = clamp(core, Lc, Uc, tau)
     check[empty] = "an interval misses what its row reaches over the box"
     for rows, grp in groups(core, Lp, Up, tau, eq, empty):
         k = np.flatnonzero(grp.consistent)

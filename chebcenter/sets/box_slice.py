@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from .._core.lifting import interval_vertices
+from .._core.lifting import clamp, interval_vertices
 from .._core.normalised import _Core, bound_size
 from .._core.validate import (
     as_batch_rhs,
@@ -693,15 +693,14 @@ class BoxSlice:
         """The bounds in the methods' frame and the row classes:
         ``(Lc, Uc, tau, invalid, points, empty, sets)``.
 
-        ``Lc``, ``Uc`` are ``(L - A shift) / s`` (the frame of the core), clamped to what each
-        row reaches over the box, with every interval then no wider than ``2 tau`` (inverted
-        ones by at most that included) replaced by its midpoint (so a row bounded at its
-        maximum over the box is the equation of that face); ``tau`` is the core's one row
+        ``Lc``, ``Uc`` are ``(L - A shift) / s`` (the frame of the core), clamped and snapped by
+        :func:`chebcenter._core.lifting.clamp`, the one rule (so a row bounded at its maximum
+        over the box is the equation of that face); ``tau`` is the core's one row
         tolerance (``_Core.bound_tol``, docs/theory.md §6.2), computed in that frame, so the
         classes do not depend on the user's units or offsets. ``invalid``: a NaN; ``points``: every interval a point (the equality case);
         ``empty``: some interval inverted beyond ``2 tau``, ``L_j = +inf`` or ``U_j = -inf``;
-        ``sets``: the rest; ``slack``: the half-width each snapped interval had (0 elsewhere), which
-        the certificates add to their forward error. Where every coordinate is fixed (no core) the frame is the user's,
+        ``sets``: the rest; ``slack``: the half-width each snapped interval had. Where every
+        coordinate is fixed (no core) the frame is the user's,
         ``tau`` is :meth:`_fixed_tol` and no interval is snapped.
         An interval within ``2 tau`` of a point is that point: the equality case accepts any x
         with ``|a_j^T x - b_j| <= tau_j``, and solving it as an interval only conditions the
@@ -714,17 +713,8 @@ class BoxSlice:
         else:
             Lc, Uc = self._normalised_bounds(L, U)
             tau = self._core.bound_tol(Lc, Uc, self._user_magnitude(L, U))
-            # each interval clamped to what its row reaches over the box (the same set), then
-            # snapped to its midpoint where no wider than 2 tau
-            reach = np.abs(self._core.A) @ self._core.hi
-            given = np.all(L == U, axis=1)[:, None]      # the user's equations: the equality case as given
-            with np.errstate(invalid="ignore", over="ignore"):
-                Lc, Uc = np.where(given, Lc, np.maximum(Lc, -reach)), np.where(given, Uc, np.minimum(Uc, reach))
-                finite = np.isfinite(Lc) & np.isfinite(Uc)
-                mid = np.where(finite, 0.5 * Lc + 0.5 * Uc, 0.0)
-                thin = finite & (np.abs(Uc - Lc) <= 2.0 * tau) & (Lc != Uc)
-            slack = np.where(thin, 0.5 * np.abs(Uc - Lc), 0.0)
-            Lc[thin] = Uc[thin] = mid[thin]
+            # the user's equations are the equality case as given; the rest clamped and snapped
+            Lc, Uc, _, _, slack = clamp(self._core, Lc, Uc, tau, given=np.all(L == U, axis=1)[:, None])
         with np.errstate(invalid="ignore"):
             points = ~invalid & np.all((Lc == Uc) & np.isfinite(Lc), axis=1)
             empty = ~invalid & ~points & np.any((Lc > Uc + 2.0 * tau) | (Lc == np.inf) | (Uc == -np.inf), axis=1)

@@ -191,7 +191,7 @@ def test_a_slabs_feasible_point_is_in_the_slab_in_closed_form():
     mids = np.r_[np.linspace(-reach, reach, 11), -reach, reach]
     L, U = (mids - 0.01 * reach)[:, None], (mids + 0.01 * reach)[:, None]
     tau = core.bound_tol(L, U)
-    Lp, Up, empty, eq = lifting.clamp(core, L, U, tau)
+    Lp, Up, empty, eq, _ = lifting.clamp(core, L, U, tau)
     (rows, grp), = list(lifting.groups(core, Lp, Up, tau, eq, empty))
     Y = grp.feasible_points(np.arange(rows.size))
     X = grp.invert(Y)
