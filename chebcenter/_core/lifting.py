@@ -34,6 +34,7 @@ from ..kernels.projection import EMPTY, PROJECT_MAXIT, PROJECTED
 from ..kernels.qp import QP_OPTIMAL
 from ..kernels.simplex import RANGES_EMPTY, RANGES_OK, lp_max
 from ..kernels.vertices import candidate_count, distinct_rows, enumerate_vertices
+from .normalised import consistent_rows
 
 __all__ = ["LiftedGroup", "clamp", "groups", "group_ranges", "interval_vertices", "vacuous_rows",
            "vertices_of"]
@@ -69,8 +70,7 @@ class LiftedGroup:
             self.N = np.ascontiguousarray(Vt[r:].T)
             bE = Lp[:, eq]
             q = rows_times(rows_times(bE, UE[:, :r].T) / s[:r], Vt[:r].T) if r else np.zeros((n, d))
-            # each equation within its own tau (the one tolerance, core.bound_tol)
-            self.consistent = np.all(np.abs(rows_times(q, AE) - bE) <= tau[:, eq], axis=1)
+            self.consistent = consistent_rows(bE - rows_times(q, AE), bE, tau[:, eq])
             self.AE, self.bE, self.tauE = AE, bE, tau[:, eq]
         else:
             self.N = np.eye(d)

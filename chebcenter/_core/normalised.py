@@ -17,7 +17,7 @@ from scipy.optimize import linprog, lsq_linear
 from ..kernels import closed_forms, linalg, projection
 from ..kernels.linalg import EPS, rank_threshold
 
-__all__ = ["BASIS_BUDGET", "CLIP_TOL", "MEMBERSHIP_TOL", "_Core", "bound_size", "corner_radius"]
+__all__ = ["BASIS_BUDGET", "CLIP_TOL", "MEMBERSHIP_TOL", "_Core", "bound_size", "consistent_rows", "corner_radius"]
 
 #: a center of an S_F method may leave the box by this much (in units of the largest box
 #: half-width) before clipping; more means the solver did not reach its optimum
@@ -37,6 +37,15 @@ def corner_radius(core, X):
     """``max_{x in box} ||x - c||`` for each row c of X: the distance to the farthest box
     corner, a radius that bounds every subset of the box about any center."""
     return np.sqrt(np.sum(np.maximum(X - core.lo, core.hi - X) ** 2, axis=1))
+
+
+def consistent_rows(R, B, tau):
+    """The one consistency rule of equations ``A x = b`` (docs/theory.md §6.2), for slices and
+    a lifted group's equations alike: a row is consistent where every equation's residual
+    ``r_j`` at the least-squares point (``R = B - A A^+ B``, from orthogonal factors) is
+    within its own ``tau_j`` (:meth:`_Core.bound_tol`), plus the residual's own rounding,
+    ``8 eps ||b||`` (whatever cond(A) is)."""
+    return np.all(np.abs(R) <= tau + 8.0 * EPS * np.linalg.norm(B, axis=1)[:, None], axis=1)
 
 
 def bound_size(L, U):

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from .._core.lifting import clamp, groups
-from .._core.normalised import CLIP_TOL, MEMBERSHIP_TOL
+from .._core.normalised import CLIP_TOL, consistent_rows
 from ..kernels import closed_forms, linalg, projection
 from ..kernels.jit import await_method
 from ..kernels.linalg import EPS, rows_times
@@ -74,11 +74,9 @@ def _slices(core, B, user, spec, opts, on_inconsistent, index, slack=None):
     closed_forms.prepare_rows(B, core.Ur, core.s_r, core.Vr, core.p_mid, core.lo, core.hi,
                          Q, H, residual, violation)
     codes = np.zeros(N, dtype=np.int8)
-    # b's distance from Col(A), relative to b and to what A reaches over the box, plus the
-    # rounding of the normalisation (b - A shift) / s: all in this frame (docs/theory.md §6.2)
-    scale = np.linalg.norm(B, axis=1) + core.sigma_max * np.sqrt(core.half_diag_sq)
-    rounding = 0.0 if user is None else 8.0 * EPS * np.linalg.norm(user, axis=1)
-    consistent = residual <= core.feas_tol * np.maximum(scale, 1e-300) + rounding
+    # each equation's residual from Col(A) within its own tau (the one rule, docs/theory.md §6.2)
+    R = B - linalg.rows_times(linalg.rows_times(B, core.Ur.T), core.Ur) if core.rank else B
+    consistent = consistent_rows(R, B, core.bound_tol(B, B, user))
     if on_inconsistent == "status":
         codes[~consistent] = Status.INFEASIBLE
     elif core.rank and not consistent.all():  # the nearest consistent right-hand sides
@@ -115,7 +113,7 @@ def _slices(core, B, user, spec, opts, on_inconsistent, index, slack=None):
     bad = codes > Status.INACCURATE
     centers[bad] = np.nan
     radii[bad] = np.nan
-    check_contract(core, spec, _SliceMembers(core, B), centers, radii, codes, extras)
+    check_contract(core, spec, _SliceMembers(core, B, user), centers, radii, codes, extras)
     widen(core, spec, B, Q, user, slack, centers, radii, codes, extras)
     return centers, radii, codes, extras
 
@@ -239,19 +237,19 @@ class _SliceMembers:
 
     where = "S_F"
 
-    def __init__(self, core, B):
-        self.core, self.B = core, B
+    def __init__(self, core, B, user=None):
+        self.core, self.B, self.user = core, B, user
 
     def off(self, idx, X):
-        """Rows ``idx`` whose centers ``X`` (in the box) are off ``A x = b`` beyond rounding:
-        ``||A c - b|| > MEMBERSHIP_TOL (||A|| (||c|| + 1) + ||b||)``."""
-        core = self.core
-        res = np.empty(idx.size)
-        viol = np.empty(idx.size)
-        closed_forms.check_rows(np.ascontiguousarray(X), core.A, np.ascontiguousarray(self.B[idx]), core.lo, core.hi,
-                                res, viol)
-        norms = np.linalg.norm(X, axis=1)
-        return res > MEMBERSHIP_TOL * (core.sigma_max * (norms + 1.0) + np.linalg.norm(self.B[idx], axis=1))
+        """Rows ``idx`` whose centers ``X`` (in the box) are off ``A x = b``: some equation
+        beyond its own tau, the one rule of consistency (:func:`consistent_rows`, applied to
+        ``A c - b``; docs/theory.md §6.2)."""
+        core, B = self.core, self.B[idx]
+        tau = core.bound_tol(B, B, None if self.user is None else self.user[idx])
+        # tau's rounding of a_j^T c assumes |c_i| <= 1 (the box); a center of S (ls: the
+        # origin's component, far outside the box at an offset) carries that of its own size
+        far = 32.0 * EPS * core.d * rows_times(np.maximum(np.abs(X) - 1.0, 0.0), np.abs(core.A))
+        return ~consistent_rows(rows_times(X, core.A) - B, B, tau + far)
 
     off_midpoint = off   # a slice is its own midpoint slice
 
@@ -284,15 +282,15 @@ class _GroupMembers:
         self.core, self.grp, self.k, self.Y0, self.mid = core, grp, k, Y0, mid
 
     def off(self, idx, X):
-        """Rows ``idx`` whose centers ``X`` leave their set by more than CLIP_TOL beyond the
-        rows' tolerances (every lifted coordinate and every equation)."""
+        """Rows ``idx`` whose centers ``X`` leave their set: a lifted coordinate by more than
+        CLIP_TOL beyond its tolerance, or an equation beyond its tau (:func:`consistent_rows`)."""
         grp, k = self.grp, self.k[idx]
         Y = grp.apply(X)
         viol = np.max(np.maximum(grp.Lo[k] - grp.tol[k] - Y, Y - grp.Hi[k] - grp.tol[k]), axis=1, initial=0.0)
-        if grp.AE.shape[0]:
-            res = np.abs(rows_times(X, grp.AE) - grp.bE[k])
-            viol = np.maximum(viol, np.max(res - grp.tauE[k], axis=1, initial=0.0))
-        return viol > CLIP_TOL
+        off = viol > CLIP_TOL
+        if grp.AE.shape[0]:   # the equations by the one rule of the slices (_SliceMembers.off)
+            off |= ~consistent_rows(rows_times(X, grp.AE) - grp.bE[k], grp.bE[k], grp.tauE[k])
+        return off
 
     def off_midpoint(self, idx, X):
         """Rows ``idx`` whose centers are off ``A x = A A^+ (L + U) / 2`` beyond rounding (where
@@ -317,8 +315,8 @@ def check_contract(core, spec, members, centers, radii, codes, extras):
 
     * ``lies_in == "S_F"`` (the center lies in the row's set): the center is clipped into the
       box (``extras["clipped"]``); one that left the box by more than CLIP_TOL, or that is
-      outside its set (a slice: ``||A c - b|| > MEMBERSHIP_TOL (||A|| (||c|| + 1) + ||b||)``;
-      an interval set: beyond its rows' tolerances by CLIP_TOL) is moved into the set, its
+      outside its set (an equation beyond its tau, :func:`consistent_rows`, the one rule of
+      slices and sets; an interval or box coordinate beyond its tolerance by CLIP_TOL) is moved into the set, its
       radius grows by the distance moved (``extras["moved"]``; the triangle inequality keeps
       it a bound) and an OPTIMAL status becomes INACCURATE. A row that cannot be moved is
       SOLVER_ERROR.

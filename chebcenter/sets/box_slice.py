@@ -122,9 +122,11 @@ class BoxSlice:
         exact one) and every answered row says INACCURATE with the reason in
         ``extras["check"]``. The property :attr:`rank` is A's own rank (NumPy's rule).
     feas_tol : float, default 1e-9
-        Relative tolerance of the consistency test ``dist(b, Col A) <= feas_tol *
-        (||b|| + ||A|| ||x-scale||)`` and of box membership (in units of the largest box
-        half-width).
+        Relative tolerance of each equation: ``|a_j^T x - b_j| <= tau_j = feas_tol
+        (sum_i |a_ji| (hi_i - lo_i) + |b_j|)`` plus rounding (docs/theory.md §6.2), the one
+        rule of consistency (b's residual from Col A), of a center's membership and of
+        emptiness, for equations and intervals alike; and of box membership (in units of
+        the largest box half-width).
 
     Attributes
     ----------

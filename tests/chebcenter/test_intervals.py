@@ -237,6 +237,34 @@ def test_rounding_level_intervals_are_points(method):
     assert np.all(far.status_codes == cc.Status.INFEASIBLE)
 
 
+@pytest.mark.parametrize("method", ["rcc2", "exact"])
+def test_an_equation_is_judged_alike_in_a_slice_and_among_intervals(method):
+    """One consistency rule: two copies of an equation whose right-hand sides differ by
+    delta (a_2 = a_1, b_2 = b_1 + delta), solved as a slice (every row an equation) and in a
+    batch where a third row is an interval (a lifted group with two equations), get the same
+    status for every delta from 1e-12 to 1e-5: OPTIMAL while each residual delta / 2 is within
+    its tau, then INFEASIBLE. (The slices were held to feas_tol (||b|| + sigma_max ||w||) on
+    ||r||, the groups to tau per row; between the two thresholds a row was INFEASIBLE as a
+    slice and OPTIMAL among intervals, and then, with the slices' membership test, INACCURATE.)"""
+    rng = np.random.default_rng(3)
+    a, c = rng.standard_normal(4), rng.standard_normal(4)
+    A = np.vstack([a, a, c])
+    b = A @ rng.random(4)
+    deltas = np.geomspace(1e-12, 1e-5, 60)
+    B = np.tile(b, (deltas.size, 1))
+    B[:, 1] += deltas
+    L, U = B.copy(), B.copy()
+    L[:, 2] -= 0.1
+    U[:, 2] += 0.1
+    sl = cc.BoxSlice(A)
+    as_slice = sl.centers(B, method=method).status_codes
+    among = sl.centers(method=method, lower=L, upper=U).status_codes
+    np.testing.assert_array_equal(as_slice, among)
+    assert set(as_slice.tolist()) == {Status.OPTIMAL, Status.INFEASIBLE}
+    first = np.argmax(as_slice == Status.INFEASIBLE)
+    assert np.all(as_slice[:first] == Status.OPTIMAL) and np.all(as_slice[first:] == Status.INFEASIBLE)
+
+
 @pytest.mark.parametrize("s", [1e-12, 1e-6, 1.0, 1e6, 1e12])
 @pytest.mark.parametrize("method", ["exact", "rcc1", "rcc2", "cls", "half_star", "project"])
 @pytest.mark.parametrize("kind", ["noise", "repeated"])
