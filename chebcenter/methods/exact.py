@@ -61,7 +61,7 @@ from .exact_batch import BATCH_CANDIDATES, batch_exact, batch_slab
 from .exact_bnb import bnb_center
 from .general_sets import polytope_exact
 from .relax import lifted_rcc2
-from .spec import Context, Extra, MethodOutput, MethodSpec, Route, SetRoute, WarmupStep
+from .spec import GENERAL, Context, Extra, MethodOutput, MethodSpec, Route, SetRoute, WarmupStep
 
 #: the kernels of exact's first use on slice rows (auto reaches the same ones)
 EXACT_KERNELS = ("closed_forms.prepare_rows", "closed_forms.forward_rows", "edge_walk.pivot_vertices", "ball.min_enclosing_ball",
@@ -460,16 +460,10 @@ def _exact_lifted(ctx: Context) -> MethodOutput:
     route = np.full(n, None, dtype=object)
 
     algorithm = opts["algorithm"]
-    done = np.zeros(n, dtype=bool)
-    if grp.p and grp.AE.shape[0] == 0 and grp.K == core.d + 1 and core.d <= SLAB_MAX_D and algorithm != "bnb":
-        done = batch_slab(core, grp, k, capacity, X, R, low, nv)
-        route[done] = ROUTE_SLAB
 
     def block(start, stop):
         for j in range(start, stop):
             kk = k[j]
-            if done[j]:
-                continue
             if grp.p == 0:
                 X[j], R[j], low[j], nv[j], route[j] = grp.invert(Y0[j:j + 1])[0], 0.0, 0.0, 1, "one point"
                 continue
@@ -509,6 +503,33 @@ def _exact_lifted(ctx: Context) -> MethodOutput:
     if any(c is not None for c in check):
         out["check"] = check
     return MethodOutput(X, R, codes, out)
+
+
+def _exact_slab(ctx: Context) -> MethodOutput:
+    """The route of one interval row (a slab ``l <= a^T x <= u``, d <= SLAB_MAX_D): the batch
+    slab route (the two bounding slices and the box corners between, tables shared by the
+    group's rows); the rows it leaves, and every row with ``algorithm="bnb"``, go to the
+    general body (``extras["path"]`` says which)."""
+    core, grp, k, opts = ctx.problem, ctx.group, ctx.k, ctx.options
+    n = k.size
+    X = np.full((n, core.d), np.nan)
+    R, low = np.full(n, np.nan), np.full(n, np.nan)
+    nv = np.full(n, -1, dtype=np.int64)
+    done = np.zeros(n, dtype=bool)
+    if core.d <= SLAB_MAX_D and opts["algorithm"] != "bnb":
+        done = batch_slab(core, grp, k, int(opts["max_vertices"]), X, R, low, nv)
+    codes = np.full(n, Status.OPTIMAL, dtype=np.int8)
+    extras = {"radius_lower": low, "n_vertices": nv, "route": np.where(done, ROUTE_SLAB, None).astype(object),
+              "path": np.where(done, "slab", GENERAL).astype(object)}
+    left = np.flatnonzero(~done)
+    if left.size:
+        rest = exact(ctx.subset(left))
+        X[left], R[left], codes[left] = rest.centers, rest.radii, rest.codes
+        for key, val in rest.extras.items():
+            if key not in extras:
+                extras[key] = np.full(n, None, dtype=object)
+            extras[key][left] = val
+    return MethodOutput(X, R, codes, extras)
 
 
 #: the lifted coordinate of the interval row is shrunk to a half-width of _SHRINK times
@@ -561,7 +582,9 @@ EXACT = MethodSpec(
     interval_values={"return_vertices": (False,), "return_support": (False,)},
     routes=(Route("box slice", _exact_slices, {"equations"},
                   "the slices' batch route (basis tables shared by the rows of one A), the edge walk or the "
-                  "enumeration row by row, and the branch and bound past the enumeration"),),
+                  "enumeration row by row, and the branch and bound past the enumeration"),
+            Route("slab", _exact_slab, {"one interval row"},
+                  "the batch slab route: the two bounding slices and the box corners between, for the group")),
     extras=(
         Extra("radius_lower", "length", "f8", "a lower bound on the minimax radius of S_F (the certificate)"),
         Extra("support", "points", "O", "the vertices the enclosing ball touches", when="return_support"),

@@ -174,3 +174,43 @@ def test_rcc2_fast_routes_are_the_general_body(scale, offset, rows):
             assert np.max(np.abs(C[k] - rcc2_qp(a, L[k], U[k], lo, hi))) <= 1e-6, k
         if np.all((L[k] <= a @ mid) & (a @ mid <= U[k])):
             assert np.max(np.abs(C[k] - mid)) <= 1e-12 * (scale + abs(offset))
+
+
+@pytest.mark.parametrize("scale, offset", [(1.0, 0.0), (1e-9, 5.0), (1e9, 1e10)])
+def test_exact_slab_route_is_the_general_body(scale, offset):
+    """One interval row: exact's slab route (the two bounding slices and the box corners
+    between, tables shared by the group) and its general body (the lifted vertices row by
+    row) give the same status, center and radius, to the enclosing ball's 1e-9 relative
+    gap; the radius is at least the farthest brute-force vertex (tests/chebcenter/
+    interval_reference.py, every d-subset of the faces) from the center, less the rounding
+    allowance of the box scale, and radius_lower at most it."""
+    import dataclasses
+
+    from interval_reference import brute_vertices as interval_vertices
+
+    rng = np.random.default_rng(9)
+    d, n = 5, 12
+    a = rng.normal(size=(1, d))
+    lo, hi = offset + scale * np.zeros(d), offset + scale * np.ones(d)
+    X = lo + (hi - lo) * rng.uniform(size=(n, d))
+    b = X @ a.T
+    half = (np.abs(a) @ (0.5 * (hi - lo)))[None, :] * rng.uniform(0.01, 0.3, size=(n, 1))
+    P = cc.BoxSlice(a, lo, hi)
+    spec = REGISTRY["exact"]
+    body_only = dataclasses.replace(spec, routes=())
+    L, U = b - half, b + half
+    Lc, Uc = P._normalised_bounds(L, U)
+    tau = P._core.bound_tol(Lc, Uc, P._user_magnitude(L, U))
+    fast = dispatch._sets(P._core, Lc, Uc, tau, spec, dict(spec.options), np.arange(n))
+    body = dispatch._sets(P._core, Lc, Uc, tau, body_only, dict(spec.options), np.arange(n))
+    assert set(fast[3]["path"]) == {"slab"} and set(body[3]["path"]) == {GENERAL}
+    assert np.all(fast[2] == 0) and np.all(body[2] == 0)
+    np.testing.assert_allclose(fast[1], body[1], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(fast[0], body[0], rtol=0, atol=1e-9)
+    if scale == 1.0 and offset == 0.0:   # the brute force's absolute tolerances are the unit box's
+        C = P._to_original(fast[0])
+        for k in range(n):
+            V = interval_vertices(a, L[k], U[k], lo, hi)
+            far = float(np.max(np.linalg.norm(V - C[k], axis=1)))
+            assert fast[1][k] * P.scale >= far - 1e-9
+            assert fast[3]["radius_lower"][k] * P.scale <= far + 1e-9
