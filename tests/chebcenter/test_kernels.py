@@ -167,3 +167,22 @@ def test_gauss_jordan_inverse_matches_numpy_and_flags_singular_bases(r):
         S = M.copy()
         S[-1] = S[0]   # two equal rows
         assert not _lu_inverse(S, out, 1e-14)
+
+
+def test_distinct_rows_keeps_the_first_of_each_grid_key_in_order():
+    """Against the definition, by brute force: row i is kept when no earlier row rounds to
+    the same key ``round(v / tol)`` (tol per coordinate), and the kept rows keep their order;
+    clustered rows, exact copies, and -0.0 beside 0.0 (one key)."""
+    from chebcenter.kernels.vertices import distinct_rows
+
+    rng = np.random.default_rng(4)
+    base = rng.integers(-3, 4, size=(40, 5)).astype(float)
+    V = base[rng.integers(0, 40, size=400)] * 1e-3
+    V[::7] += 1e-15 * rng.standard_normal((V[::7].shape[0], 5))
+    V[5, :], V[6, :] = 0.0, -0.0
+    tol = np.array([1e-9, 1e-9, 2e-9, 1e-9, 5e-10])
+    keys = np.round(V / tol)
+    keys[keys == 0.0] = 0.0
+    want = [i for i in range(V.shape[0]) if not any(np.array_equal(keys[i], keys[j]) for j in range(i))]
+    np.testing.assert_array_equal(distinct_rows(V, tol), V[want])
+    np.testing.assert_array_equal(distinct_rows(V[:1], tol), V[:1])
