@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._core.lifting import listing_within
 from .._core.validate import as_positive_int
 from ..results import Status
 from .exact import EXACT, EXACT_KERNELS, candidate_count, prefer_bnb
@@ -43,10 +44,11 @@ def exact_options(options, d, rank):
 
 
 def auto(ctx: Context) -> MethodOutput:
-    """The general body: exact within auto's limits on the lifted set's dimension and rank,
-    where exact's routes decide TOO_LARGE themselves (:func:`chebcenter._core.lifting.vertices_of`),
-    else rcc1; a row rcc1 does not certify is given to exact again within exact's own limits
-    (:func:`_second_chance`)."""
+    """The general body: exact where listing the lifted set's vertices is cheap by a cost
+    known before any work (:func:`chebcenter._core.lifting.listing_within`, as the candidate
+    count is on slices), within auto's limits, where exact's routes decide TOO_LARGE
+    themselves (:func:`chebcenter._core.lifting.vertices_of`); else rcc1. A row rcc1 does
+    not certify is given to exact again within exact's own limits (:func:`_second_chance`)."""
     return _auto(ctx, True)
 
 
@@ -68,7 +70,9 @@ def _auto(ctx: Context, general: bool) -> MethodOutput:
     extras = {}
     todo = np.arange(n)
     d, rank = ctx.dim, ctx.rank
-    if general or candidate_count(d, rank) <= opts["max_candidates"]:
+    cheap = listing_within(prob, ctx.group, opts["max_candidates"]) if general else \
+        candidate_count(d, rank) <= opts["max_candidates"]
+    if cheap:
         # rank 1 from d = 15 (exact.BNB_FROM_D): the certified branch and bound is faster there,
         # and the enumeration would likely pass the default vertex limit (2e4)
         ex = EXACT.run(ctx.subset(todo, exact_options(opts, d, rank)))
