@@ -61,7 +61,7 @@ from .exact_batch import BATCH_CANDIDATES, batch_exact, batch_slab
 from .exact_bnb import bnb_center
 from .general_sets import polytope_exact
 from .relax import lifted_rcc2
-from .spec import GENERAL, Context, Extra, MethodOutput, MethodSpec, Route, SetRoute, WarmupStep
+from .spec import Context, Extra, MethodOutput, MethodSpec, Route, SetRoute, WarmupStep
 
 #: the kernels of exact's first use on slice rows (auto reaches the same ones)
 EXACT_KERNELS = ("closed_forms.prepare_rows", "closed_forms.forward_rows", "edge_walk.pivot_vertices", "ball.min_enclosing_ball",
@@ -518,18 +518,8 @@ def _exact_slab(ctx: Context) -> MethodOutput:
     done = np.zeros(n, dtype=bool)
     if core.d <= SLAB_MAX_D and opts["algorithm"] != "bnb":
         done = batch_slab(core, grp, k, int(opts["max_vertices"]), X, R, low, nv)
-    codes = np.full(n, Status.OPTIMAL, dtype=np.int8)
-    extras = {"radius_lower": low, "n_vertices": nv, "route": np.where(done, ROUTE_SLAB, None).astype(object),
-              "path": np.where(done, "slab", GENERAL).astype(object)}
-    left = np.flatnonzero(~done)
-    if left.size:
-        rest = exact(ctx.subset(left))
-        X[left], R[left], codes[left] = rest.centers, rest.radii, rest.codes
-        for key, val in rest.extras.items():
-            if key not in extras:
-                extras[key] = np.full(n, None, dtype=object)
-            extras[key][left] = val
-    return MethodOutput(X, R, codes, extras)
+    extras = {"radius_lower": low, "n_vertices": nv, "route": np.where(done, ROUTE_SLAB, None).astype(object)}
+    return MethodOutput(X, R, np.full(n, Status.OPTIMAL, dtype=np.int8), extras).rest_by(ctx, done, "slab", exact)
 
 
 #: the lifted coordinate of the interval row is shrunk to a half-width of _SHRINK times

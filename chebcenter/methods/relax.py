@@ -629,20 +629,10 @@ def _patterns(H):
 
 
 def _rcc2_rows_or_body(ctx, X, done, route):
-    """RCC2's answer at the projections ``X`` of the rows ``done`` (``extras["path"]``: the
-    ``route`` there); the general body for the rest."""
-    core, n = ctx.problem, ctx.rows.size
-    R = np.sqrt(np.maximum(core.half_diag_sq - np.sum(X * X, axis=1), 0.0))
-    codes = np.full(n, Status.OPTIMAL, dtype=np.int8)
-    extras = {"path": np.where(done, route, GENERAL).astype(object)}
-    left = np.flatnonzero(~done)
-    if left.size:
-        rest = rcc2(ctx.subset(left))
-        X[left], R[left], codes[left] = rest.centers, rest.radii, rest.codes
-        if "check" in rest.extras:
-            extras["check"] = np.full(n, None, dtype=object)
-            extras["check"][left] = rest.extras["check"]
-    return MethodOutput(X, R, codes, extras)
+    """RCC2's answer at the projections ``X`` of the rows ``done`` (the ``route``'s); the
+    general body for the rest."""
+    R = np.sqrt(np.maximum(ctx.problem.half_diag_sq - np.sum(X * X, axis=1), 0.0))
+    return MethodOutput(X, R, np.full(done.size, Status.OPTIMAL, dtype=np.int8)).rest_by(ctx, done, route, rcc2)
 
 
 def rcc2(ctx: Context) -> MethodOutput:

@@ -280,6 +280,20 @@ class MethodOutput:
     codes: np.ndarray
     extras: dict = field(default_factory=dict)
 
+    def rest_by(self, ctx: Context, done: np.ndarray, route: str, body: Callable[[Context], MethodOutput]) -> MethodOutput:
+        """A route's answer on the rows ``done`` and the general ``body``'s on the rest (in
+        place; the one way a route hands rows on): ``extras["path"]`` says ``route`` or
+        ``lifted`` per row, and an extra only the body gives is filled on its rows."""
+        n = done.size
+        self.extras["path"] = np.where(done, route, GENERAL).astype(object)
+        left = np.flatnonzero(~done)
+        if left.size:
+            rest = body(ctx.subset(left))
+            self.centers[left], self.radii[left], self.codes[left] = rest.centers, rest.radii, rest.codes
+            for key, val in rest.extras.items():
+                self.extras.setdefault(key, np.full(n, None, dtype=object))[left] = val
+        return self
+
 
 #: the routes of ``of=`` a method can declare (:attr:`MethodSpec.image`)
 IMAGE_ROUTES = ("mapped", "vertices", "vertices_then_rcc1", "weighted")
