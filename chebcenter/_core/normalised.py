@@ -17,14 +17,11 @@ from scipy.optimize import linprog, lsq_linear
 from ..kernels import closed_forms, linalg, projection
 from ..kernels.linalg import EPS, rank_threshold
 
-__all__ = ["BASIS_BUDGET", "CLIP_TOL", "MEMBERSHIP_TOL", "_Core", "bound_size", "consistent_rows", "corner_radius"]
+__all__ = ["BASIS_BUDGET", "CLIP_TOL", "_Core", "bound_size", "consistent_rows", "corner_radius"]
 
 #: a center of an S_F method may leave the box by this much (in units of the largest box
 #: half-width) before clipping; more means the solver did not reach its optimum
 CLIP_TOL = 1e-7
-#: relative residual ||A c - b|| allowed for a center that claims S (backward error, in
-#: units of ||A|| (||c|| + 1) + ||b||)
-MEMBERSHIP_TOL = 1e-9
 #: the most bases ``Vr[:, F]`` whose smallest singular value is computed for the forward-error
 #: bound (docs/theory.md §6.8); past it the largest inverse norm is estimated from this many
 BASIS_BUDGET = 50_000
@@ -396,12 +393,11 @@ class _Core:
         point has, so it passes the membership test whenever S_F is nonempty up to the
         rounding of b. The LP point is the fallback: HiGHS meets ``Vr x = beta`` to its
         feasibility tolerance (1e-7) in the coordinates of Row(A), which on an
-        ill-conditioned A is more than the membership test allows in b's (measured: a
-        residual of 5e-8 where the test allows 1.4e-8, on a slice with sigma_min 4e-9)."""
+        ill-conditioned A can be more than the membership test (:func:`consistent_rows`)
+        allows in b's (measured: a residual of 5e-8, on a slice with sigma_min 4e-9)."""
         res = lsq_linear(self.A, b, bounds=(self.lo, self.hi), method="bvls", tol=1e-12)
         if res.x is not None and np.all(np.isfinite(res.x)):
             x = np.clip(res.x, self.lo, self.hi)
-            tol = MEMBERSHIP_TOL * (self.sigma_max * (np.linalg.norm(x) + 1.0) + np.linalg.norm(b))
-            if np.linalg.norm(self.A @ x - b) <= tol:
+            if consistent_rows((self.A @ x - b)[None, :], b[None, :], self.bound_tol(b[None, :], b[None, :]))[0]:
                 return x, "the box least-squares"
         return self._lp_point(beta), "an LP"

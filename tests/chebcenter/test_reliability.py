@@ -332,9 +332,9 @@ def test_a_center_the_projection_cannot_move_goes_to_a_point_of_the_slice():
 
     A is ill-conditioned (sigma_min 4e-9), so an LP point that meets ``Vr x = beta`` to
     HiGHS's 1e-7 can be 5e-8 off ``A x = b`` (measured on an AVX2 machine): more than the
-    library's own membership test (core.MEMBERSHIP_TOL) allows. The point is now the
-    box least-squares one, whose residual is at rounding level; the test holds it to that
-    membership contract, ``1e-9 (sigma_max (||c|| + 1) + ||b||)``, on any machine."""
+    library's own membership test (each equation within its tau) allows. The point is now
+    the box least-squares one, whose residual is at rounding level; the test holds it to
+    ``1e-9 (sigma_max (||c|| + 1) + ||b||)``, on any machine."""
     A = np.array([[0.57103451, 1.43966201, -0.08314044, -1.19325978],
                   [0.48822934, 1.42404352, -0.13048956, -1.22439821],
                   [0.29557776, -0.69707931, 0.40056131, 0.9069587]])
