@@ -138,8 +138,6 @@ def test_rcc2_fast_routes_are_the_general_body(scale, offset, rows):
     another algorithm, on the unit box only: its absolute accuracy, about 1e-8, is the
     tolerance there, and at 1e-9 or offsets of 1e10 it cannot resolve the box). Duplicated
     rows (G singular) go to the body whole. Rows whose intervals hold A m get the box midpoint."""
-    import dataclasses
-
     from interval_reference import rcc2_qp
 
     rng = np.random.default_rng(5)
@@ -147,18 +145,7 @@ def test_rcc2_fast_routes_are_the_general_body(scale, offset, rows):
     a = rng.normal(size=({"one": 1, "three": 3, "duplicated": 2}[rows], d))
     if rows == "duplicated":
         a[1] = a[0]
-    lo, hi = offset + scale * np.zeros(d), offset + scale * np.ones(d)
-    X = lo + (hi - lo) * rng.uniform(size=(n, d))
-    b = X @ a.T
-    half = (np.abs(a) @ (0.5 * (hi - lo)))[None, :] * rng.uniform(0.01, 0.3, size=(n, a.shape[0]))
-    P = cc.BoxSlice(a, lo, hi)
-    spec = REGISTRY["rcc2"]
-    body_only = dataclasses.replace(spec, routes=())
-    L, U = b - half, b + half
-    Lc, Uc = P._normalised_bounds(L, U)
-    tau = P._core.bound_tol(Lc, Uc, P._user_magnitude(L, U))
-    fast = dispatch._sets(P._core, Lc, Uc, tau, spec, dict(spec.options), np.arange(n))
-    body = dispatch._sets(P._core, Lc, Uc, tau, body_only, dict(spec.options), np.arange(n))
+    P, lo, hi, L, U, fast, body = _route_and_body("rcc2", a, rng, n, scale, offset)
     expected = {"one": {"slab"}, "three": {"unboxed", GENERAL}, "duplicated": {GENERAL}}[rows]
     assert set(fast[3]["path"]) <= expected and set(body[3]["path"]) == {GENERAL}
     if rows == "three":
@@ -184,25 +171,13 @@ def test_exact_slab_route_is_the_general_body(scale, offset):
     gap; the radius is at least the farthest brute-force vertex (tests/chebcenter/
     interval_reference.py, every d-subset of the faces) from the center, less the rounding
     allowance of the box scale, and radius_lower at most it."""
-    import dataclasses
 
     from interval_reference import brute_vertices as interval_vertices
 
     rng = np.random.default_rng(9)
     d, n = 5, 12
     a = rng.normal(size=(1, d))
-    lo, hi = offset + scale * np.zeros(d), offset + scale * np.ones(d)
-    X = lo + (hi - lo) * rng.uniform(size=(n, d))
-    b = X @ a.T
-    half = (np.abs(a) @ (0.5 * (hi - lo)))[None, :] * rng.uniform(0.01, 0.3, size=(n, 1))
-    P = cc.BoxSlice(a, lo, hi)
-    spec = REGISTRY["exact"]
-    body_only = dataclasses.replace(spec, routes=())
-    L, U = b - half, b + half
-    Lc, Uc = P._normalised_bounds(L, U)
-    tau = P._core.bound_tol(Lc, Uc, P._user_magnitude(L, U))
-    fast = dispatch._sets(P._core, Lc, Uc, tau, spec, dict(spec.options), np.arange(n))
-    body = dispatch._sets(P._core, Lc, Uc, tau, body_only, dict(spec.options), np.arange(n))
+    P, lo, hi, L, U, fast, body = _route_and_body("exact", a, rng, n, scale, offset)
     assert set(fast[3]["path"]) == {"slab"} and set(body[3]["path"]) == {GENERAL}
     assert np.all(fast[2] == 0) and np.all(body[2] == 0)
     np.testing.assert_allclose(fast[1], body[1], rtol=1e-9, atol=1e-12)
@@ -214,3 +189,24 @@ def test_exact_slab_route_is_the_general_body(scale, offset):
             far = float(np.max(np.linalg.norm(V - C[k], axis=1)))
             assert fast[1][k] * P.scale >= far - 1e-9
             assert fast[3]["radius_lower"][k] * P.scale <= far + 1e-9
+
+
+def _route_and_body(name, a, rng, n, scale, offset):
+    """Random interval rows ``a`` over a box of ``scale`` at ``offset`` (records drawn in it,
+    half-widths 1-30 % of each row's reach), solved by the method ``name`` through its routes
+    and by its general body alone: ``(P, lo, hi, L, U, fast, body)``."""
+    import dataclasses
+
+    d = a.shape[1]
+    lo, hi = offset + scale * np.zeros(d), offset + scale * np.ones(d)
+    X = lo + (hi - lo) * rng.uniform(size=(n, d))
+    b = X @ a.T
+    half = (np.abs(a) @ (0.5 * (hi - lo)))[None, :] * rng.uniform(0.01, 0.3, size=(n, a.shape[0]))
+    P = cc.BoxSlice(a, lo, hi)
+    spec = REGISTRY[name]
+    L, U = b - half, b + half
+    Lc, Uc = P._normalised_bounds(L, U)
+    tau = P._core.bound_tol(Lc, Uc, P._user_magnitude(L, U))
+    fast = dispatch._sets(P._core, Lc, Uc, tau, spec, dict(spec.options), np.arange(n))
+    body = dispatch._sets(P._core, Lc, Uc, tau, dataclasses.replace(spec, routes=()), dict(spec.options), np.arange(n))
+    return P, lo, hi, L, U, fast, body
