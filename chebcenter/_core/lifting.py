@@ -253,7 +253,7 @@ def vertices_of(core, grp, kk, capacity, max_candidates=None):
       more than ``max_candidates`` pairs (a release over k = 9 classes lifts d = 8 to K = 44,
       4.5e10 candidates: hours of work, where TOO_LARGE is the useful answer)."""
     V, beta, lo, hi = grp.V, grp.Beta[kk], grp.Lo[kk], grp.Hi[kk]
-    if grp.AE.shape[0] == 0 and grp.AI.shape[0] == 1 and core.d <= SLAB_MAX_D:
+    if _is_slab(core, grp):
         return _slab_vertices(core, grp, kk, capacity), ROUTE_SLAB
     if grp.K <= 31:
         x0 = np.empty(grp.K)
@@ -266,7 +266,7 @@ def vertices_of(core, grp, kk, capacity, max_candidates=None):
     enumeration = candidate_count(grp.K, V.shape[0])
     if grp.AE.shape[0] == 0 and core.d <= _CUTS_MAX_D:
         G, h, tol = _cut_rows(core, grp, kk)
-        cuts = _CUTS_NS_PER_CUT_4D * G.shape[0] * 4.0 ** core.d
+        cuts = _cuts_ns(G.shape[0], core.d)
         if cuts < _ENUMERATION_NS_PER_CANDIDATE * enumeration:
             # the candidate budget holds for the cuts too, in the same time: past it, TOO_LARGE
             if max_candidates is not None and cuts > _ENUMERATION_NS_PER_CANDIDATE * max_candidates:
@@ -316,6 +316,16 @@ _CUTS_NS_PER_CUT_4D = 13.0
 _ENUMERATION_NS_PER_CANDIDATE = 230.0
 
 
+def _cuts_ns(n_cuts, d):
+    """The cuts' cost model: nanoseconds for ``n_cuts`` cuts of the box in d dimensions."""
+    return _CUTS_NS_PER_CUT_4D * n_cuts * 4.0 ** d
+
+
+def _is_slab(core, grp):
+    """One interval row and no equation, in few enough dimensions for the slab route."""
+    return grp.AE.shape[0] == 0 and grp.AI.shape[0] == 1 and core.d <= SLAB_MAX_D
+
+
 def listing_within(core, grp, max_candidates):
     """Is listing the group's vertices cheap, by a cost known before any work, as the
     candidate count ``C(d, r) 2^(d - r)`` is for a slice? True for one interval row (the slab
@@ -325,12 +335,11 @@ def listing_within(core, grp, max_candidates):
     cheaper still, but its cost grows with the vertex count, which nothing gives in advance:
     a thin set (float32 bounds, d = 13, four rows: 2e7 candidates) walks 9 ms a row to auto's
     20 000-vertex limit before giving up, on 80 % of its rows."""
-    if grp.p == 0 or (grp.AE.shape[0] == 0 and grp.AI.shape[0] == 1 and core.d <= SLAB_MAX_D):
+    if grp.p == 0 or _is_slab(core, grp) or candidate_count(grp.K, grp.V.shape[0]) <= max_candidates:
         return True
-    if candidate_count(grp.K, grp.V.shape[0]) <= max_candidates:
-        return True
-    cuts = _CUTS_NS_PER_CUT_4D * 2 * grp.AI.shape[0] * 4.0 ** core.d
-    return grp.AE.shape[0] == 0 and core.d <= _CUTS_MAX_D and cuts <= _ENUMERATION_NS_PER_CANDIDATE * max_candidates
+    # at most two cuts an interval row (vertices_of leaves out a side beyond the row's reach)
+    return (grp.AE.shape[0] == 0 and core.d <= _CUTS_MAX_D
+            and _cuts_ns(2 * grp.AI.shape[0], core.d) <= _ENUMERATION_NS_PER_CANDIDATE * max_candidates)
 
 
 def _grid(lo, hi):

@@ -75,12 +75,12 @@ def _slices(core, B, user, spec, opts, on_inconsistent, index, slack=None):
                          Q, H, residual, violation)
     codes = np.zeros(N, dtype=np.int8)
     # each equation's residual from Col(A) within its own tau (the one rule, docs/theory.md §6.2)
-    R = B - linalg.rows_times(linalg.rows_times(B, core.Ur.T), core.Ur) if core.rank else B
-    consistent = consistent_rows(R, B, core.bound_tol(B, B, user))
+    inside = linalg.rows_times(linalg.rows_times(B, core.Ur.T), core.Ur) if core.rank else np.zeros_like(B)
+    consistent = consistent_rows(B - inside, B, core.bound_tol(B, B, user))
     if on_inconsistent == "status":
         codes[~consistent] = Status.INFEASIBLE
     elif core.rank and not consistent.all():  # the nearest consistent right-hand sides
-        B = linalg.rows_times(linalg.rows_times(B, core.Ur.T), core.Ur)
+        B = inside
     inside = (codes == Status.OPTIMAL) & (violation <= core.box_tol)
     if inside.any():   # and within each coordinate's own tolerance (a narrow one gets no wider slack)
         Hi = H[inside]
