@@ -239,7 +239,7 @@ def _shape_args(shape) -> list:
 def _problem(name: str, rng, m: int, d: int):
     """A fixed problem of the warm-up: ``(set, right-hand sides, noise)``; the set is a
     :class:`BoxSlice` (its rows ``B``) or a :class:`Polytope` (``B`` None)."""
-    from .sets import BoxSlice, Polytope
+    from .sets import BoxSlice, QuadraticSet
 
     A = rng.standard_normal((m, d))
     B = rng.random((4, d)) @ A.T
@@ -253,8 +253,8 @@ def _problem(name: str, rng, m: int, d: int):
     elif name == "four_columns":   # d - rank A = 1
         A = A[:, :4]
         return BoxSlice(A), rng.random((2, 4)) @ A.T, 0.05
-    elif name == "polytope":
-        return Polytope(np.vstack([np.eye(2), -np.eye(2)]), np.ones(4)), None, None
+    elif name == "quadratic":   # a ball
+        return QuadraticSet([np.eye(2)], [np.zeros(2)], [-1.0]), None, None
     elif name == "classes":   # the class pairs of a 5-class release: many rows in few dimensions
         W5 = rng.standard_normal((5, 3))
         pairs = np.array([W5[j] - W5[i] for i in range(5) for j in range(i + 1, 5)])

@@ -56,17 +56,26 @@ REGISTRY: dict[str, MethodSpec] = {spec.name: spec for spec in TABLE if spec.row
 METHODS: tuple[str, ...] = tuple(REGISTRY)
 
 
-def set_methods(kind: str) -> dict[str, tuple[MethodSpec, SetRoute]]:
+def set_methods(kind: str) -> dict[str, tuple[MethodSpec, SetRoute | None]]:
     """The methods of the general sets of ``kind`` (one of :data:`SET_KINDS`), by name, each
-    with its route there."""
-    return {spec.name: (spec, spec.sets[kind]) for spec in TABLE if kind in spec.sets}
+    with its own route there, or None where the set reduces to a box slice: a polytope is the
+    box slice of its bounding box with its rows as one-sided intervals, so every estimator of
+    interval rows serves it (:meth:`chebcenter.Polytope.center`)."""
+    found = {spec.name: (spec, None) for spec in REGISTRY.values() if kind == "polytope" and "interval" in spec.rows}
+    found.update({spec.name: (spec, spec.sets[kind]) for spec in TABLE if kind in spec.sets})
+    return found
+
+
+def serves(spec: MethodSpec, kind: str) -> bool:
+    """Whether ``spec`` serves the general sets of ``kind`` (its own route, or a polytope's reduction)."""
+    return spec.name in set_methods(kind)
 
 
 def choose_set_method(kind: str, method: Any, options: dict,
-                      refused: dict | None = None) -> tuple[MethodSpec, SetRoute, dict]:
-    """The method ``method`` on a general set of ``kind``: its spec, its route and its checked
-    options (the one option check, as for BoxSlice). ``refused`` maps a method the table
-    leaves out on purpose to the reason given."""
+                      refused: dict | None = None) -> tuple[MethodSpec, SetRoute | None, dict]:
+    """The method ``method`` on a general set of ``kind``: its spec, its route (None: the box
+    slice's) and its checked options (the one option check, as for BoxSlice). ``refused`` maps
+    a method the table leaves out on purpose to the reason given."""
     if refused and isinstance(method, str) and method in refused:
         raise InvalidInputError(refused[method])
     table = set_methods(kind)
@@ -91,7 +100,7 @@ def method_table() -> str:
              "`radius` certifies | warm-up steps |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for spec in TABLE:
-        kinds = [yes[r in spec.rows] for r in ROWS] + [yes[k in spec.sets] for k in SET_KINDS]
+        kinds = [yes[r in spec.rows] for r in ROWS] + [yes[serves(spec, k)] for k in SET_KINDS]
         solvers = ", ".join(spec.solvers) or "—"
         on_sets = sorted({v for route in spec.sets.values() for v in route.solvers}, key=SOLVERS.index)
         if on_sets and tuple(on_sets) != spec.solvers:

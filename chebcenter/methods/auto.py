@@ -22,7 +22,7 @@ from .._core.lifting import listing_within
 from .._core.validate import as_positive_int
 from ..results import Status
 from .exact import EXACT, EXACT_KERNELS, candidate_count, prefer_bnb
-from .general_sets import polytope_auto, quadratic_auto
+from .general_sets import quadratic_auto
 from .relax import RCC1
 from .spec import Context, Extra, MethodOutput, MethodSpec, Route, SetRoute, WarmupStep
 
@@ -135,9 +135,7 @@ AUTO = MethodSpec(
         Extra("route", "label", "O", "bounded-error exact rows: how the vertices were found (as exact's route)"),
     ),
     solvers=RCC1.solvers,
-    sets={"polytope": SetRoute(polytope_auto, {"max_candidates": 2_000_000, "solver": "auto"},
-                               {"max_candidates": as_positive_int}, solvers=("auto", "clarabel", "scs")),
-          "quadratic": SetRoute(quadratic_auto, {"solver": "auto"}, solvers=("auto", "clarabel", "scs"))},
+    sets={"quadratic": SetRoute(quadratic_auto, {"solver": "auto"}, solvers=("auto", "clarabel", "scs"))},
     routes=(Route("box slice", _auto_slices, {"equations"},
                   "exact where the slice's candidate count is within max_candidates, else rcc1"),),
     warmup=(WarmupStep("auto", EXACT_KERNELS),),

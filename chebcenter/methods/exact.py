@@ -59,9 +59,8 @@ from ..results import Status
 from .ball_bounds import _conservative_lower, _lower_in_slice, _variance_lower
 from .exact_batch import BATCH_CANDIDATES, batch_exact, batch_slab
 from .exact_bnb import bnb_center
-from .general_sets import polytope_exact
 from .relax import lifted_rcc2
-from .spec import Context, Extra, MethodOutput, MethodSpec, Route, SetRoute, WarmupStep
+from .spec import Context, Extra, MethodOutput, MethodSpec, Route, WarmupStep
 
 #: the kernels of exact's first use on slice rows (auto reaches the same ones)
 EXACT_KERNELS = ("closed_forms.prepare_rows", "closed_forms.forward_rows", "edge_walk.pivot_vertices", "ball.min_enclosing_ball",
@@ -588,7 +587,6 @@ EXACT = MethodSpec(
                                      "between, lifted edge walk, cuts of the box in x, lifted basis enumeration, "
                                      "branch and bound, one point)"),
     ),
-    sets={"polytope": SetRoute(polytope_exact, {"max_candidates": 2_000_000}, {"max_candidates": as_positive_int})},
     warmup=(WarmupStep("exact", EXACT_KERNELS),
             WarmupStep("bnb", ("closed_forms.prepare_rows", "closed_forms.forward_rows", "bnb.farthest_point_dfs"),
                        problems=("single_row",),

@@ -6,13 +6,14 @@ the method's ``MethodSpec.sets``. The set object brings its normalised frame
 ``x = t + s (x0 + W u)`` (docs/theory.md, general sets); the methods work in ``u`` and map
 back.
 
-* ``exact`` on a polytope: its vertices (every dim-subset of rows, :meth:`Polytope.vertices`),
-  then the certified minimum enclosing ball;
-* ``rcc1``: the EBT dual (Eldar, Beck and Teboulle, Theorem III.1) of the set's quadratics,
-  solved by cvxpy; the radius is recomputed from the weights by the compiled certificate,
-  never read from the solver;
+* ``rcc1`` on a quadratic set: the EBT dual (Eldar, Beck and Teboulle, Theorem III.1) of the
+  set's quadratics, solved by cvxpy; the radius is recomputed from the weights by the
+  compiled certificate, never read from the solver (``auto`` there is rcc1);
 * ``inscribed`` on a polytope: the center of the largest inscribed ball (one LP), the other
   notion, for comparison only: its radius bounds nothing.
+
+The other methods reach a polytope through the box slice it reduces to (its bounding box,
+its rows one-sided intervals; :meth:`chebcenter.Polytope.center`), not through a route here.
 """
 
 from __future__ import annotations
@@ -24,13 +25,11 @@ import numpy as np
 from scipy.optimize import linprog
 
 from .._core.cvxpy_forms import EbtDual, status_of
-from ..kernels.ball import walked_or_working_set_ball
 from ..kernels.rcc1_certificate import certify_quadratics
 from ..results import CenterResult, Status
 from .spec import MethodSpec, SetRoute
 
-__all__ = ["INSCRIBED", "nan_result", "polytope_auto", "polytope_exact", "polytope_inscribed", "polytope_rcc1",
-           "quadratic_auto", "quadratic_rcc1"]
+__all__ = ["INSCRIBED", "nan_result", "polytope_inscribed", "quadratic_auto", "quadratic_rcc1"]
 
 #: the cvxpy solver that "auto" names on a general set
 _AUTO_SOLVER = "clarabel"
@@ -39,27 +38,6 @@ _AUTO_SOLVER = "clarabel"
 def nan_result(n, status, method, t0, **extras):
     """A result with no center and no radius, with its status."""
     return CenterResult(np.full(n, np.nan), float("nan"), status, method, time.perf_counter() - t0, extras=extras)
-
-
-def polytope_exact(P, t0, max_candidates):
-    """The exact minimax center of the polytope ``P``: its vertices, then their certified ball."""
-    V = P.vertices(max_candidates)
-    if V is None:
-        return nan_result(P.d, Status.TOO_LARGE, "exact", t0)
-    U = np.ascontiguousarray(((V - P._t) / P._s - P.x0) @ P.W)
-    c, radius, low, sup, st = walked_or_working_set_ball(U)
-    status = Status.OPTIMAL if radius - low <= 1e-9 * (1 + radius) else Status.INACCURATE
-    return CenterResult(P._to_x(P.x0 + P.W @ c), radius * P._s, status, "exact", time.perf_counter() - t0,
-                        extras={"radius_lower": low * P._s, "n_vertices": V.shape[0], "support": V[sup]})
-
-
-def polytope_auto(P, t0, max_candidates, solver):
-    """auto on a polytope, as on box slices: the exact center where its vertex enumeration is
-    within ``max_candidates``, else rcc1's certified relaxation; ``extras["method"]`` says which."""
-    res = polytope_exact(P, t0, max_candidates)
-    if res.status is Status.TOO_LARGE:
-        res = polytope_rcc1(P, t0, solver)
-    return _as_auto(res)
 
 
 def quadratic_auto(S, t0, solver):
@@ -71,20 +49,6 @@ def quadratic_auto(S, t0, solver):
 def _as_auto(res):
     """``res`` as auto's answer: the method that produced it moves to ``extras["method"]``."""
     return dataclasses.replace(res, method="auto", extras={**(res.extras or {}), "method": res.method})
-
-
-def polytope_rcc1(P, t0, solver):
-    """RCC1 on the polytope ``P``: the EBT dual of :meth:`Polytope.quadratic_form`."""
-    if P._point_radius is not None:
-        # one point up to the tolerance: the SDP may have no interior, and the relaxation of a
-        # point is the point
-        return CenterResult(P._to_x(np.zeros(P.d)), P._point_radius * P._s, Status.OPTIMAL, "rcc1",
-                            time.perf_counter() - t0,
-                            extras={"note": "the set is a single point up to the feasibility tolerance; "
-                                            "radius: half the diagonal of its bounding box"})
-    Qs, gs, ts, n_pairs = P.quadratic_form()
-    return _ebt_result(Qs, gs, ts, solver, t0, lambda u: P._to_x(P.x0 + P.W @ u), P._s, P.d,
-                       {"n_quadratic": n_pairs, "n_linear": len(ts) - n_pairs})
 
 
 def polytope_inscribed(P, t0):

@@ -51,7 +51,7 @@ from ..kernels.rcc1_certificate import certify_rows
 from ..kernels.rcc2_intervals import RCC2_OPTIMAL, box_qp_patterns, rcc2_interval_rows
 from ..kernels.simplex import RANGES_OK, range_rows
 from ..results import Status
-from .general_sets import polytope_rcc1, quadratic_rcc1
+from .general_sets import quadratic_rcc1
 from .spec import GENERAL, Context, Extra, MethodOutput, MethodSpec, ProblemCache, Route, SetRoute, WarmupStep
 
 __all__ = ["RCC1", "RCC2", "rcc1_certificate"]
@@ -830,16 +830,15 @@ RCC1 = MethodSpec(
                   "the slice's dual in u-space: the alpha = 1 NNLS certificate, the segment's closed form, the "
                   "barrier, cvxpy for the rows left"),),
     solvers=("auto", "numba", "clarabel", "scs"),
-    sets={kind: SetRoute(func, {"solver": "auto"}, solvers=("auto", "clarabel", "scs"))
-          for kind, func in (("polytope", polytope_rcc1), ("quadratic", quadratic_rcc1))},
+    sets={"quadratic": SetRoute(quadratic_rcc1, {"solver": "auto"}, solvers=("auto", "clarabel", "scs"))},
     warmup=(WarmupStep("rcc1", ("closed_forms.prepare_rows", "closed_forms.forward_rows", "nnls.nnls_rows", "rcc1.rcc1_barrier_rows",
                                 "rcc1_certificate.certify_rows"), calls=({}, {"fast_path": False})),
             # d - rank A = 1: the closed form on a segment
             WarmupStep("rcc1_segment", ("rcc1.rcc1_segment_rows",), problems=("four_columns",),
                        calls=({"fast_path": False},), always=False),
             WarmupStep("rcc1_intervals", ("interval_rows.project_points_boxes",), rows="interval", always=False),
-            WarmupStep("rcc1_polytope", ("rcc1_certificate.certify_quadratics",), rows="polytope", problems=("polytope",),
-                       always=False)),
+            WarmupStep("rcc1_quadratic", ("rcc1_certificate.certify_quadratics",), rows="quadratic",
+                       problems=("quadratic",), always=False)),
     extras=(
         Extra("alpha", "free_coordinates", "f8", "the dual weights of the box constraints (sum 1)", shape=("d",)),
         Extra("eta", "squared_length", "f8", "the RCC1 dual value, recomputed from alpha: radius**2"),

@@ -88,7 +88,7 @@ class WarmupStep:
 
     ``kernels`` are the compiled entry points the step reaches (``"module.function"`` under
     :mod:`chebcenter.kernels`): where one has no cache entry for this CPU, the step is cold.
-    ``rows`` is the kind of rows it solves (one of :data:`ROWS`, or ``"polytope"``);
+    ``rows`` is the kind of rows it solves (one of :data:`ROWS`, or a kind of :data:`SET_KINDS`);
     ``problems`` the fixed problems it solves (named in :mod:`chebcenter._warmup`), ``calls``
     the options of each call, and ``always`` whether the method's first use reaches these
     kernels (False: only some problems do, and the step is compiled last)."""

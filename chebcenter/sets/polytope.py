@@ -1,21 +1,19 @@
 r"""H-polytopes ``{x : G x <= h, A_eq x = b_eq}`` (bounded; checked), one set at a time.
 
-The methods are the table's that serve polytopes (:func:`chebcenter.methods.set_methods`):
-``"exact"`` (vertex enumeration after the null-space reduction, then the minimum enclosing
-ball), ``"rcc1"`` (the EBT relaxation: pairs of parallel rows ``l <= a^T x <= u`` become one
-quadratic ``(a^T x - l)(a^T x - u) <= 0``, lone rows stay linear; if the paired rows do not
-span every direction, redundant bounding-box rows computed by LP are added so the relaxation
-is well posed) and ``"inscribed"``: the center of the largest INSCRIBED ball (one LP), the
-other notion, for comparison only. Their routes live in :mod:`chebcenter.methods.general_sets`;
-this module holds the set: its validation, its normalised frame, its vertices and its
-quadratic form. Results are :class:`chebcenter.CenterResult` with the statuses of
-:class:`chebcenter.BoxSlice`.
+A polytope is the one problem every method solves: in its normalised frame, its bounding box
+(found by LPs) is the box and its rows are one-sided intervals ``-inf <= g_i^T y <= h_i``
+beside the equations, a bounded-error box slice (docs/theory.md, "General sets"). So its
+methods are the box slices' estimators of interval rows (:func:`chebcenter.methods.set_methods`),
+with their options, statuses and extras, and ``"inscribed"``: the center of the largest
+INSCRIBED ball (one LP, :mod:`chebcenter.methods.general_sets`), the other notion, for
+comparison only. This module holds the set: its validation, its normalised frame and
+bounding box, and that reduction. Results are :class:`chebcenter.CenterResult` with the
+statuses of :class:`chebcenter.BoxSlice`.
 """
 
 from __future__ import annotations
 
-import itertools
-import math
+import dataclasses
 import time
 from typing import Any
 
@@ -25,7 +23,6 @@ from scipy.optimize import linprog
 from .._core.validate import as_matrix, as_positive_float, as_vector
 from .._errors import InvalidInputError
 from ..kernels.linalg import EPS, numerical_rank
-from ..kernels.vertices import distinct_rows
 from ..methods import choose_set_method, set_methods
 from ..methods.general_sets import nan_result
 from ..results import CenterResult, Status
@@ -92,7 +89,6 @@ class Polytope:
         magnitude = max(np.abs(self._h1).max(initial=0.0), np.abs(self._b1).max(initial=0.0))
         self._set_frame(np.zeros(n), magnitude if magnitude > 0 else 1.0)
         self._check_bounded()
-        self._point_radius = None  # set when the set is one point up to the feasibility tolerance
         self._refine_frame()
 
     # -- the normalised frame x = t + s y ----------------------------------------------------
@@ -120,6 +116,7 @@ class Polytope:
 
     def _refine_frame(self, rounds=4):
         """Move the frame to the bounding box's center and half-width until both are ~ (0, 1)."""
+        self._box = None   # the bounding box in the final frame (None: the set is empty)
         for _ in range(rounds):
             box = self._bounding_box()
             if box is None:
@@ -130,12 +127,11 @@ class Polytope:
             # (up to that tolerance): keep the scale, move to the point, stop refining
             if w <= 10 * self._tol * (1 + np.abs(self.hu).max(initial=0.0)):
                 self._set_frame(self._t + self._s * mid, self._s)
-                # the box (computed with the tolerance) contains the set, and its middle is
-                # now the frame's origin: its half-diagonal bounds every distance from there
-                self._point_radius = float(np.linalg.norm(hi - lo)) / 2
+                self._box = (lo - mid, hi - mid)
                 return
             done = np.abs(mid).max() <= 0.25 and 0.5 <= w <= 2.0
             self._set_frame(self._t + self._s * mid, self._s * w)
+            self._box = ((lo - mid) / w, (hi - mid) / w)
             if done:
                 return
 
@@ -197,90 +193,78 @@ class Polytope:
         return res.x if res.status == 0 else None
 
     def center(self, method: str = "auto", **options: Any) -> CenterResult:
-        """Minimax center (``exact``), its EBT relaxation (``rcc1``), or the inscribed-ball center;
-        ``auto`` (the default, as for every set type): exact where its enumeration is within
-        ``max_candidates``, else rcc1 (``extras["method"]`` says which).
+        """The Chebyshev center by ``method``: ``auto`` (the default, as for every set type),
+        any estimator of the box slices' interval rows (``exact``, ``rcc1``, ``rcc2``, ...), or
+        ``inscribed`` (the largest inscribed ball, for comparison).
 
-        ``exact`` accepts ``max_candidates`` (default 2e6 row subsets of size
-        dim) and returns the radius with a dual lower bound ``radius_lower``;
-        ``rcc1`` accepts ``solver`` ("auto" = "clarabel", or "scs"). An empty set is
-        INFEASIBLE; a too large enumeration TOO_LARGE.
+        The set is the box slice ``{y in box : -inf <= G y <= h, A_eq y = b_eq}`` of its
+        normalised frame (docs/theory.md, "General sets"), the box its bounding box: the
+        reduction of a polytope to the one problem every method solves, so a polytope gets
+        the box slices' methods, options, statuses and extras (lengths and points mapped back
+        to x). An empty set is INFEASIBLE; an enumeration past its limits TOO_LARGE.
         """
         spec, route, opts = choose_set_method("polytope", method, options)
         t0 = time.perf_counter()
-        if self._feasible_point() is None:
+        if self._feasible_point() is None or self._box is None:
             return nan_result(self.d, Status.INFEASIBLE, spec.name, t0)
-        return route.func(self, t0, **opts)
+        if route is not None:
+            return route.func(self, t0, **opts)
+        sl, lower, upper, thin = self._as_box_slice()
+        if np.all(sl.fixed):   # one point up to the LPs' tolerance: every estimate is that point
+            lo, hi = self._box
+            return CenterResult(self._to_x(0.5 * (lo + hi)), thin * self._s, Status.OPTIMAL, spec.name,
+                                time.perf_counter() - t0,
+                                extras={"note": "the set is a single point up to the feasibility tolerance; "
+                                                "radius: half the diagonal of its bounding box"})
+        res = sl.center(method=spec.name, lower=lower, upper=upper, **options)
+        extras = {key: _to_x(self, spec.extra(key).unit, val) for key, val in (res.extras or {}).items()}
+        center = self._to_x(res.center) if res.center is not None else res.center
+        # the residual and box violation of a box slice's row mean nothing for the polytope
+        return dataclasses.replace(res, center=center, radius=(res.radius + thin) * self._s, extras=extras,
+                                   time=time.perf_counter() - t0, residual=float("nan"),
+                                   box_violation=float("nan"))
 
-    # -- exact ------------------------------------------------------------------------
-    def vertices(self, max_candidates: int = 2_000_000) -> np.ndarray | None:
-        """Vertices (x-space) by solving every dim-subset of rows; None past ``max_candidates``."""
-        p, m = self.p, self.Gu.shape[0]
-        if p == 0:
-            return self._to_x(self.x0)[None, :]
-        if math.comb(m, p) > max_candidates:
-            return None
-        tol = self._tol * (1 + np.abs(self.hu).max())
-        found = []
-        combos = itertools.combinations(range(m), p)
-        while True:
-            chunk = np.array(list(itertools.islice(combos, 20000)), dtype=np.int64)
-            if chunk.size == 0:
-                break
-            Ms, rhs = self.Gu[chunk], self.hu[chunk]
-            scale = np.prod(np.linalg.norm(Ms, axis=2), axis=1)
-            ok = np.abs(np.linalg.det(Ms)) > 1e-10 * np.maximum(scale, 1e-300)
-            if not ok.any():
-                continue
-            U = np.linalg.solve(Ms[ok], rhs[ok][:, :, None])[:, :, 0]
-            feas = np.all(U @ self.Gu.T <= self.hu + tol, axis=1)
-            found.append(U[feas])
-        U = np.vstack(found) if found else np.zeros((0, p))
-        U = distinct_rows(U, 10 * tol)
-        return self._to_x(self.x0 + U @ self.W.T)
+    def _as_box_slice(self):
+        """The set as a box slice of the normalised frame: ``(BoxSlice, lower, upper, thin)``.
 
-    # -- rcc1 ---------------------------------------------------------------------------
-    def quadratic_form(self):
-        """The constraints as EBT data ``(Qs, gs, ts, n_quadratic)`` in the normalised u-space.
+        The box is the bounding box widened by a millionth of its width (a redundant box: the
+        LPs' tolerances cannot make it cut the set). A coordinate whose extent is within the
+        LPs' tolerance is fixed at its middle, as a box slice fixes ``lo == hi``; ``thin`` is
+        the norm of the half-extents so dropped, which every radius adds (a bound stays one)."""
+        from .box_slice import BoxSlice
 
-        The coordinates are ``x = t + s (x0 + W u)`` (the frame of the class docstring).
-        Unit rows of G that are negatives of each other form ``l <= a^T y <= u`` and become one quadratic
-        ``(a^T x - l)(a^T x - u) <= 0``; lone rows stay linear; rows constant on the affine
-        set are dropped (feasibility is checked separately). If the quadratics do not span
-        every direction, redundant bounding-box rows (from LPs) are added.
-        """
-        unit, hn = self._G1, self._hy
-        used = np.zeros(unit.shape[0], dtype=bool)
-        pairs, lone = [], []
-        for i in range(unit.shape[0]):
-            if used[i]:
-                continue
-            opp = np.flatnonzero(~used & (np.abs(unit + unit[i]).max(axis=1) <= 1e-12))
-            if opp.size:
-                j = opp[0]
-                used[[i, j]] = True
-                pairs.append((unit[i], -hn[j], hn[i]))  # -h_j <= a^T x <= h_i
-            else:
-                used[i] = True
-                lone.append((unit[i], hn[i]))
-        quads, lins = [], []
-        for a, l, u in pairs:  # to u-space: a^T x = a^T x0 + (W^T a)^T u
-            au, shift = self.W.T @ a, a @ self.x0
-            if np.linalg.norm(au) > 1e-12:
-                quads.append((au, l - shift, u - shift))
-        for a, b in lone:
-            au = self.W.T @ a
-            if np.linalg.norm(au) > 1e-12:
-                lins.append((au, b - a @ self.x0))
-        P = sum((np.outer(a, a) for a, _, _ in quads), np.zeros((self.p, self.p)))
-        if np.linalg.matrix_rank(P) < self.p:  # add the bounding box of the set (redundant rows)
-            for i in range(self.p):
-                e = np.zeros(self.p)
-                e[i] = 1.0
-                lo = linprog(e, A_ub=self.Gu, b_ub=self.hu, bounds=[(None, None)] * self.p, method="highs").fun
-                hi = -linprog(-e, A_ub=self.Gu, b_ub=self.hu, bounds=[(None, None)] * self.p, method="highs").fun
-                quads.append((e, lo, hi))
-        Qs = [np.outer(a, a) for a, _, _ in quads] + [np.zeros((self.p, self.p)) for _ in lins]
-        gs = [-(l + u) / 2 * a for a, l, u in quads] + [a / 2 for a, _ in lins]
-        ts = [l * u for _, l, u in quads] + [-b for _, b in lins]
-        return np.array(Qs), np.array(gs), np.array(ts), len(quads)
+        lo, hi = self._box
+        fixed = hi - lo <= 20 * self._tol * (1 + np.abs(self.hu).max(initial=0.0))
+        mid = 0.5 * (lo + hi)
+        thin = float(np.linalg.norm(np.where(fixed, 0.5 * (hi - lo), 0.0)))
+        pad = 1e-6 * float(np.max(hi - lo)) + self._tol
+        A = np.vstack([self._G1, self._A1])
+        b = (self._b1 - self._A1 @ self._t) / self._s
+        # a point of the set with its thin coordinates moved to their middles meets G y <= h
+        # within the move: so the set solved holds every such point, and the radius + thin bounds
+        half = np.where(fixed, 0.5 * (hi - lo), 0.0)
+        lower = np.concatenate([np.full(self._G1.shape[0], -np.inf), b])
+        upper = np.concatenate([self._hy + np.abs(self._G1) @ half, b])
+        box = BoxSlice(A, np.where(fixed, mid, lo - pad), np.where(fixed, mid, hi + pad), feas_tol=self.feas_tol)
+        return box, lower, upper, thin
+
+    def vertices(self, max_vertices: int = 1_000_000) -> np.ndarray | None:
+        """The vertices (x-space), from the box slice of :meth:`center`; None past ``max_vertices``."""
+        sl, lower, upper, _ = self._as_box_slice()
+        V = sl.vertices(max_vertices=max_vertices, lower=lower, upper=upper)
+        return None if V is None else self._to_x(V)
+
+
+#: how an extra of each unit maps from the normalised frame ``y`` to x = t + s y
+_UNIT_TO_X = {
+    "length": lambda P, v: v * P._s,
+    "squared_length": lambda P, v: v * P._s * P._s,
+    "point": lambda P, v: P._to_x(np.asarray(v)),
+    "points": lambda P, v: None if v is None else P._to_x(np.asarray(v)),
+}
+
+
+def _to_x(P, unit, val):
+    """An extra of one row in the polytope's x coordinates."""
+    fn = _UNIT_TO_X.get(unit)
+    return val if fn is None else fn(P, val)

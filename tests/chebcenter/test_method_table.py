@@ -54,7 +54,9 @@ def test_box_slice_methods_are_the_table_rows_that_serve_rows():
 
 @pytest.mark.parametrize("kind, cls", [("polytope", cc.Polytope), ("quadratic", cc.QuadraticSet)])
 def test_general_set_methods_come_from_the_table(kind, cls):
-    assert cls.METHODS == tuple(s.name for s in TABLE if kind in s.sets)
+    # a polytope reduces to a box slice with interval rows: their estimators serve it too
+    assert cls.METHODS == tuple(s.name for s in TABLE
+                                if kind in s.sets or (kind == "polytope" and "interval" in s.rows and s.estimates))
     assert set(set_methods(kind)) == set(cls.METHODS)
 
 
@@ -63,12 +65,19 @@ def _unit_square():
 
 
 def test_every_polytope_method_answers_and_the_others_are_refused_by_name():
-    S = _unit_square()   # [-1, 1]^2: minimax center 0, radius sqrt 2; inscribed radius 1
-    want = {"exact": np.sqrt(2.0), "rcc1": np.sqrt(2.0), "inscribed": 1.0, "auto": np.sqrt(2.0)}   # auto: exact here
+    """[-1, 1]^2: every estimator's center is 0 and its radius sqrt 2 (the box's own
+    half-diagonal, which is the minimax radius), the closed forms' within the bounding box's
+    widening (1e-6 of its width 2, plus 1e-9: 2e-6 relative, so 3e-6 holds it); exact's to
+    rounding; the inscribed ball's radius is 1."""
+    S = _unit_square()
+    assert {"exact", "rcc1", "rcc2", "cls", "half", "auto", "inscribed"} <= set(cc.Polytope.METHODS)
     for name in cc.Polytope.METHODS:
         r = S.center(name)
-        assert r.status.ok and np.allclose(r.center, 0.0, atol=1e-6) and abs(r.radius - want[name]) < 1e-6, name
-    for name in ("half", "cls", "nope"):
+        want = 1.0 if name == "inscribed" else np.sqrt(2.0)
+        tol = 1e-12 if name in ("exact", "auto", "inscribed") else 3e-6
+        assert r.status.ok and np.allclose(r.center, 0.0, atol=1e-9), name
+        assert want * (1 - 1e-12) <= r.radius <= want * (1 + tol), name
+    for name in ("ranges", "nope"):
         with pytest.raises(cc.InvalidInputError, match="method"):
             S.center(name)
     ball = cc.QuadraticSet([np.eye(2)], [[0.0, 0.0]], [-1.0])
@@ -94,11 +103,13 @@ def test_set_routes_take_the_vocabulary_too():
         for route in spec.sets.values():
             if "solver" in route.options:
                 assert set(route.solvers) <= set(SOLVERS) and route.options["solver"] == "auto"
-    S = _unit_square()
+    S = cc.QuadraticSet([np.eye(2)], [[0.0, 0.0]], [-1.0])   # the unit disc
     a, c = S.center("rcc1", solver="auto"), S.center("rcc1", solver="clarabel")
-    assert a.radius == c.radius   # auto is clarabel on a general set: the same solver, the same bytes in
+    assert a.radius == c.radius   # auto is clarabel on a quadratic set: the same solver, the same bytes in
     with pytest.raises(cc.InvalidInputError, match="solver"):
         S.center("rcc1", solver="numba")
+    # a polytope is a box slice: the box slices' rcc1 solvers, numba among them
+    assert _unit_square().center("rcc1", solver="numba").status is cc.Status.OPTIMAL
 
 
 def test_a_spec_that_breaks_the_vocabulary_is_refused_when_declared():
@@ -140,7 +151,7 @@ def test_every_declared_problem_is_built_and_its_rows_are_solvable():
     for name in names:
         S, B, noise = _warmup._problem(name, rng, 3, 8)
         if B is None:
-            assert isinstance(S, cc.Polytope)
+            assert isinstance(S, cc.QuadraticSet)
         else:
             assert isinstance(S, cc.BoxSlice) and B.shape[1] == S.m and noise > 0
     with pytest.raises(ValueError, match="problem"):

@@ -121,7 +121,11 @@ def test_polytope_empty_and_point_sets_at_every_scale(s):
         assert empty.center(m).status is cc.Status.INFEASIBLE, (m, s)
     point = cc.Polytope(box, s * np.array([0.5, 0.5, -0.5, -0.5]) + box @ t)  # the point (.5, .5)
     r = point.center("exact")
-    assert r.status is cc.Status.OPTIMAL and r.radius <= 1e-9 * s
+    # a set that is one point up to the LPs' tolerance answers the middle of its bounding box,
+    # its radius that box's half-diagonal: a coordinate is that thin when its extent is within
+    # 20 tol (1 + max|h|) of the frame (tol = feas_tol 1e-9 plus rounding, |h| <= 3.5 s here)
+    # so the radius is at most sqrt(2) 10e-9 (1 + 3.5) s < 1e-7 s
+    assert r.status is cc.Status.OPTIMAL and r.radius <= 1e-7 * s
     np.testing.assert_allclose((r.center - t) / s, [0.5, 0.5], atol=1e-9)
 
 
@@ -185,4 +189,6 @@ def test_a_slice_that_is_one_point_keeps_its_frame():
     r = cc.BoxSlice(A).to_polytope(A @ x).center("exact")
     assert r.status is cc.Status.OPTIMAL
     np.testing.assert_allclose(r.center, x, atol=1e-9)
-    assert r.radius <= 1e-9
+    # one point up to the LPs' tolerance: the radius is the half-diagonal of its bounding box,
+    # each half-extent within 10 tol (1 + max|h|) of the frame (see the test above): < 1e-7 here
+    assert r.radius <= 1e-7

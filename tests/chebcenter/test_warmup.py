@@ -35,7 +35,7 @@ def test_the_steps_of_methods_come_from_the_table():
     assert cc.warmup_steps_of(["rcc1", "exact"], rows=("equality", "interval")) == (
         "rcc1", "exact", "bnb", "rcc1_segment", "rcc1_intervals", "exact_intervals")
     every = cc.warmup_steps_of(sorted({spec.name for spec, _ in warmup_steps()}),
-                               rows=("equality", "interval", "polytope"))
+                               rows=("equality", "interval", "quadratic"))
     assert set(every) == set(_warmup.STEPS)
     with pytest.raises(cc.InvalidInputError, match="methods: 'nope' has no warm-up steps"):
         cc.warmup_steps_of(["half", "nope"])
@@ -221,13 +221,13 @@ def test_every_kernel_is_compiled_for_runtime_types_only(tmp_path):
 
 
 def test_a_general_set_step_reaches_its_kernels(tmp_path):
-    """The step of rcc1 on polytopes solved the default problem, a box slice, so its kernel never
-    compiled and the step stayed cold after any warm-up: a step on a general set must name
-    that set's problem, and on an empty cache it is warm once run."""
-    with pytest.raises(ValueError, match="must solve the 'polytope' problem"):
-        cc.methods.WarmupStep("x", ("rcc1_certificate.certify_quadratics",), rows="polytope")
-    code = ("import chebcenter as cc; cc.warmup(['rcc1_polytope']); "
-            "print(cc.cold_warmup_steps(['rcc1_polytope']))")
+    """The step of rcc1 on general sets once solved the default problem, a box slice, so its
+    kernel never compiled and the step stayed cold after any warm-up: a step on a general set
+    must name that set's problem, and on an empty cache it is warm once run."""
+    with pytest.raises(ValueError, match="must solve the 'quadratic' problem"):
+        cc.methods.WarmupStep("x", ("rcc1_certificate.certify_quadratics",), rows="quadratic")
+    code = ("import chebcenter as cc; cc.warmup(['rcc1_quadratic']); "
+            "print(cc.cold_warmup_steps(['rcc1_quadratic']))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
                          env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)})
     assert out.returncode == 0, out.stderr
