@@ -212,26 +212,31 @@ class _Core:
         ``A_JF`` of A (rows J, columns F, ``|J| = |F|``), the Hoffman constant of the
         bounded-error set ``{x in box : L <= A x <= U}`` with the box kept hard (docs/theory.md
         §6.8). Exact up to ``BASIS_BUDGET`` submatrices; past it, the largest over that many
-        drawn with a fixed seed, and ``proven`` False."""
-        m, d, A = self.m, self.d, self.A
+        drawn with a fixed seed, and ``proven`` False. A row repeated, or repeated negated,
+        adds no submatrix with another inverse norm (with both copies it is singular; with one,
+        the inverse norm is that of the other copy's), so each is counted once."""
+        A = self.A
+        if A.shape[0] > 1:   # the rows up to sign, each once (a polytope's opposite rows)
+            first = np.argmax(A != 0, axis=1)
+            A = np.unique(A * np.where(A[np.arange(A.shape[0]), first] < 0, -1.0, 1.0)[:, None], axis=0)
+        m, d = A.shape
         worst, total, proven = 0.0, 0, True
         rng = np.random.default_rng(0)
         for k in range(1, min(m, d) + 1):
-            n_rows, n_cols = math.comb(m, k), math.comb(d, k)
-            count = n_rows * n_cols
+            count = math.comb(m, k) * math.comb(d, k)
             if total + count <= BASIS_BUDGET:
                 R = np.array(list(itertools.combinations(range(m), k)), dtype=np.int64).reshape(-1, k)
                 F = np.array(list(itertools.combinations(range(d), k)), dtype=np.int64).reshape(-1, k)
-                pairs = [(R[i], F[j]) for i in range(R.shape[0]) for j in range(F.shape[0])]
-            else:
+                rows, cols = np.repeat(R, F.shape[0], axis=0), np.tile(F, (R.shape[0], 1))
+            else:   # uniform k-subsets: the first k of a random permutation, sorted
                 proven = False
                 n = max(BASIS_BUDGET - total, 1000)
-                pairs = [(np.sort(rng.choice(m, k, replace=False)), np.sort(rng.choice(d, k, replace=False)))
-                         for _ in range(n)]
-            total += len(pairs)
-            for start in range(0, len(pairs), 8192):
-                blocks = np.stack([A[np.ix_(r, f)] for r, f in pairs[start:start + 8192]])
-                worst = max(worst, _largest_inverse_norm(blocks))
+                rows = np.sort(np.argsort(rng.random((n, m)), axis=1)[:, :k], axis=1)
+                cols = np.sort(np.argsort(rng.random((n, d)), axis=1)[:, :k], axis=1)
+            total += rows.shape[0]
+            for start in range(0, rows.shape[0], 8192):
+                r, c = rows[start:start + 8192], cols[start:start + 8192]
+                worst = max(worst, _largest_inverse_norm(A[r[:, :, None], c[:, None, :]]))
         return worst, proven
 
     def interval_forward_error(self, L, U, user=None):

@@ -14,6 +14,7 @@ statuses of :class:`chebcenter.BoxSlice`.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from typing import Any
 
@@ -209,7 +210,7 @@ class Polytope:
             return nan_result(self.d, Status.INFEASIBLE, spec.name, t0)
         if route is not None:
             return route.func(self, t0, **opts)
-        sl, lower, upper, thin = self._as_box_slice()
+        sl, lower, upper, thin = self._reduced
         if np.all(sl.fixed):   # one point up to the LPs' tolerance: every estimate is that point
             lo, hi = self._box
             return CenterResult(self._to_x(0.5 * (lo + hi)), thin * self._s, Status.OPTIMAL, spec.name,
@@ -224,13 +225,15 @@ class Polytope:
                                    time=time.perf_counter() - t0, residual=float("nan"),
                                    box_violation=float("nan"))
 
-    def _as_box_slice(self):
+    @functools.cached_property
+    def _reduced(self):
         """The set as a box slice of the normalised frame: ``(BoxSlice, lower, upper, thin)``.
 
         The box is the bounding box widened by a millionth of its width (a redundant box: the
         LPs' tolerances cannot make it cut the set). A coordinate whose extent is within the
         LPs' tolerance is fixed at its middle, as a box slice fixes ``lo == hi``; ``thin`` is
-        the norm of the half-extents so dropped, which every radius adds (a bound stays one)."""
+        the norm of the half-extents so dropped, which every radius adds (a bound stays one).
+        Built once per polytope: its factors and tables serve every later call."""
         from .box_slice import BoxSlice
 
         lo, hi = self._box
@@ -250,7 +253,7 @@ class Polytope:
 
     def vertices(self, max_vertices: int = 1_000_000) -> np.ndarray | None:
         """The vertices (x-space), from the box slice of :meth:`center`; None past ``max_vertices``."""
-        sl, lower, upper, _ = self._as_box_slice()
+        sl, lower, upper, _ = self._reduced
         V = sl.vertices(max_vertices=max_vertices, lower=lower, upper=upper)
         return None if V is None else self._to_x(V)
 

@@ -248,3 +248,29 @@ def test_interval_rows_on_near_parallel_equations_keep_every_exact_vertex():
         for method in ("exact", "rcc2"):
             r = cc.BoxSlice(A).center(method=method, lower=b - w, upper=b + w)
             _check_row(r, V, x, np.zeros(d), np.ones(d))
+
+
+def test_the_interval_rows_hoffman_constant_is_the_largest_inverse_over_every_square_submatrix():
+    """``interval_conditioning`` against a brute-force loop over every square submatrix (each
+    inverted by itself), on rows with a copy and a negated copy (a polytope's opposite rows):
+    counting each row once up to sign is exact, not an estimate."""
+    from itertools import combinations
+
+    from chebcenter._core.normalised import BASIS_PIVOT_TOL, _Core
+
+    rng = np.random.default_rng(5)
+    A = rng.standard_normal((4, 5))
+    A[3] = A[0] + A[1] - A[2] + 1e-6 * rng.standard_normal(5)   # near-dependent only as four rows
+    A = np.vstack([A, -A[1], A[2]])
+    worst = 0.0
+    for k in range(1, 6):
+        for rows in combinations(range(A.shape[0]), k):
+            for cols in combinations(range(5), k):
+                s = np.linalg.svd(A[np.ix_(rows, cols)], compute_uv=False)
+                if s[-1] > BASIS_PIVOT_TOL * max(s[0], 1.0):
+                    worst = max(worst, 1.0 / s[-1])
+    H, proven = _Core(A, np.ones(5), np.zeros(5), None, 1e-9).interval_conditioning
+    # two SVD calls agree on a smallest singular value to about eps * sigma_max (backward
+    # stability), so on 1 / sigma_min to eps * sigma_max * H relative: 100 times that
+    tol = 100 * np.finfo(float).eps * np.linalg.norm(A, 2) * worst
+    assert proven and H == pytest.approx(worst, rel=tol)
