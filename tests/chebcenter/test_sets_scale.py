@@ -192,3 +192,59 @@ def test_a_slice_that_is_one_point_keeps_its_frame():
     # one point up to the LPs' tolerance: the radius is the half-diagonal of its bounding box,
     # each half-extent within 10 tol (1 + max|h|) of the frame (see the test above): < 1e-7 here
     assert r.radius <= 1e-7
+
+
+def _degenerate_polytope(kind):
+    """Families the box slices were hardened on, as polytopes ``(G, h, A_eq, b_eq)``: a row
+    written twice, a thin slab (two opposite rows 1e-7 apart), a coordinate fixed by an
+    equality, one pinned by two inequalities, near-parallel rows, and a plain random one."""
+    rng = np.random.default_rng({"duplicated": 1, "thin": 2, "fixed": 3, "near_parallel": 4, "random": 5,
+                                 "pinned": 6}[kind])
+    n = 3
+    G = np.vstack([rng.standard_normal((4, n)), np.eye(n), -np.eye(n)])
+    h = np.concatenate([rng.random(4) + 0.2, np.ones(2 * n)])
+    A_eq = b_eq = None
+    if kind == "duplicated":
+        G, h = np.vstack([G, G[:2]]), np.concatenate([h, h[:2]])
+    elif kind == "thin":
+        a = rng.standard_normal(n)
+        G, h = np.vstack([G, a, -a]), np.concatenate([h, [0.1, -0.1 + 1e-7]])
+    elif kind == "fixed":
+        A_eq, b_eq = np.eye(n)[:1], np.array([0.25])
+    elif kind == "pinned":   # x_1 <= -0.25 and -x_1 <= 0.25: fixed by two inequalities
+        h[n + 4], h[4] = 0.25, -0.25
+    elif kind == "near_parallel":
+        G = np.vstack([G, G[0] + 1e-7 * rng.standard_normal(n)])
+        h = np.concatenate([h, [h[0]]])
+    return G, h, A_eq, b_eq
+
+
+@pytest.mark.parametrize("kind", ["duplicated", "thin", "fixed", "pinned", "near_parallel", "random"])
+@pytest.mark.parametrize("s, offset", [(1e-12, 0.0), (1.0, 0.0), (1e12, 0.0), (1.0, 1e4)])
+def test_every_polytope_method_keeps_its_contract_on_degenerate_families(kind, s, offset):
+    """Every estimator a polytope has (through its box slice) on the degenerate families, at
+    scales 1e-12 to 1e12 and an offset of 1e4 set-sizes, against brute-force vertices (every
+    n-subset of rows, the equality among them) mapped into the frame: an answered row's radius
+    is at least its farthest vertex and a center that claims the set lies in it. Allowances:
+    1e-9 of the set's size (the contract's own rounding allowance is below it) plus 100 eps
+    |t|, the rounding of the data and of the mapped vertices at the offset t; exact answers
+    OPTIMAL on every family."""
+    G, h, A_eq, b_eq = _degenerate_polytope(kind)
+    n = G.shape[1]
+    Gb, hb = (G, h) if A_eq is None else (np.vstack([G, A_eq, -A_eq]), np.concatenate([h, b_eq, -b_eq]))
+    V = brute_polytope_vertices(Gb, hb)
+    t = s * offset * np.linspace(1.0, 2.0, n)
+    Vs = s * V + t
+    P = cc.Polytope(G, s * h + G @ t, None if A_eq is None else A_eq, None if A_eq is None else s * b_eq + A_eq @ t)
+    allow = 1e-9 * s + 100 * np.finfo(float).eps * np.linalg.norm(t)
+    for method in P.METHODS:
+        if method == "inscribed":   # the other notion: its radius bounds nothing
+            continue
+        got = P.center(method)
+        assert got.status.ok, (method, got.status, got.extras.get("check"))
+        assert worst_error(Vs, got.center) <= got.radius + allow, method
+        if cc.methods.REGISTRY[method].lies_in == "S_F":
+            assert np.all(G @ got.center <= s * h + G @ t + allow), method
+            if A_eq is not None:
+                assert np.all(np.abs(A_eq @ got.center - (s * b_eq + A_eq @ t)) <= allow), method
+    assert P.center("exact").status is cc.Status.OPTIMAL
