@@ -22,7 +22,6 @@ from functools import cached_property
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy.optimize import minimize
 from scipy.special import log_softmax
 
 import chebcenter as cc
@@ -749,6 +748,7 @@ def fit_softmax(F: np.ndarray, targets: np.ndarray, weights: np.ndarray, l2: flo
         grad_W = G.T @ F + l2 * W
         return value, np.concatenate([grad_W.ravel(), G.sum(axis=0)])
 
+    from scipy.optimize import minimize  # here, not at import: an import does no work
     sol = minimize(loss, theta0, jac=True, method="L-BFGS-B", options={"maxiter": int(max_iter), "gtol": 1e-9})
     if info is not None:
         info["n_iter"] = int(sol.nit)
@@ -809,6 +809,8 @@ def _fit_ovr(F: np.ndarray, codes: np.ndarray, k: int, l2: float, max_iter: int,
     """One-vs-rest logistic regressions by L-BFGS (:func:`train_vfl_model`): rows ``(W, b)``,
     one per class, or one row (the second class against the first) for two classes."""
     N, f = F.shape
+    from scipy.optimize import minimize  # here, not at import: an import does no work
+
     gen = np.random.default_rng(rng)
     targets = [codes == 1] if k == 2 else [codes == j for j in range(k)]
     W, b, iters = np.zeros((len(targets), f)), np.zeros(len(targets)), 0

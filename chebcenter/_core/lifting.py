@@ -23,7 +23,6 @@ because N is orthonormal. Rows of a batch with the same equality pattern share W
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import linprog
 
 from ..kernels import interval_rows as lifted
 from ..kernels.cuts import CUTS_OK, CUTS_TOO_MANY, cut_vertices, slab_vertices
@@ -171,6 +170,7 @@ class LiftedGroup:
         that is infeasible, on the bounds widened by the tolerances (a set that is nonempty only
         at its tolerance), or NaN. The exact bounds first: the point starts the QPs, which keep
         whatever it misses of the slice."""
+        from scipy.optimize import linprog  # here, not at import: an import does no work
         for widen in (0.0, 1.0):
             res = linprog(np.zeros(self.p), A_ub=np.vstack([self.W, -self.W]),
                           b_ub=np.concatenate([self.Hi[j] + widen * self.tol[j] - self.Qt[j],

@@ -12,7 +12,6 @@ import itertools
 import math
 
 import numpy as np
-from scipy.optimize import linprog, lsq_linear
 
 from ..kernels import closed_forms, linalg, projection
 from ..kernels.linalg import EPS, rank_threshold
@@ -333,6 +332,7 @@ class _Core:
 
     def _lp_point(self, beta):
         """A point of ``{x : Vr x = beta, lo <= x <= hi}`` (HiGHS; clipped to the box), or None."""
+        from scipy.optimize import linprog  # here, not at import: an import does no work
         res = linprog(np.zeros(self.d), A_eq=self.Vr, b_eq=beta,
                       bounds=list(zip(self.lo - self.box_tol, self.hi + self.box_tol)), method="highs")
         return np.clip(res.x, self.lo, self.hi) if res.status == 0 else None
@@ -374,6 +374,7 @@ class _Core:
         (1e-10, against its default 1e-7, which is larger than a coordinate 1e-8 as wide
         as the box: at the default, a value pinned five widths outside such a coordinate
         passes as feasible for every method)."""
+        from scipy.optimize import linprog  # here, not at import: an import does no work
         res = linprog(np.zeros(self.d), **self.tolerance_lp(b, user))
         return res.status == 0
 
@@ -400,6 +401,7 @@ class _Core:
         feasibility tolerance (1e-7) in the coordinates of Row(A), which on an
         ill-conditioned A can be more than the membership test (:func:`consistent_rows`)
         allows in b's (measured: a residual of 5e-8, on a slice with sigma_min 4e-9)."""
+        from scipy.optimize import lsq_linear  # here, not at import: an import does no work
         res = lsq_linear(self.A, b, bounds=(self.lo, self.hi), method="bvls", tol=1e-12)
         if res.x is not None and np.all(np.isfinite(res.x)):
             x = np.clip(res.x, self.lo, self.hi)

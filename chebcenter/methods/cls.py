@@ -22,7 +22,6 @@ that is not is re-run with LAPACK's gelsd, as SciPy, compiled only when first ne
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import lsq_linear
 
 from ..kernels.bvls import NEEDS_GELSD, bvls_rows
 from ..kernels.parallel import row_blocks
@@ -57,6 +56,7 @@ def _cls_slices(ctx: Context) -> MethodOutput:
         codes[status <= 0] = Status.INACCURATE
         codes[~np.all(np.isfinite(X), axis=1)] = Status.SOLVER_ERROR
         return _output(ctx, centers, codes, iters)
+    from scipy.optimize import lsq_linear  # here, not at import: an import does no work
     for k in range(n):
         try:
             sol = lsq_linear(prob.A, ctx.B[k], bounds=(prob.lo, prob.hi),

@@ -40,7 +40,6 @@ its parent's bound and marks the search incomplete (INACCURATE, never a wrong bo
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import linprog
 
 from ..kernels.ball import certified_ball
 from ..kernels.bnb import farthest_point_dfs
@@ -61,6 +60,7 @@ def _node_lp(Vr, beta, g, l, u):
         return x
     if status == RANGES_EMPTY:
         return None
+    from scipy.optimize import linprog  # here, not at import: an import does no work
     res = linprog(-g, A_eq=Vr, b_eq=beta, bounds=np.column_stack([l, u]), method="highs")
     return res.x if res.status == 0 else None
 

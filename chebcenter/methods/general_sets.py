@@ -22,7 +22,6 @@ import dataclasses
 import time
 
 import numpy as np
-from scipy.optimize import linprog
 
 from .._core.cvxpy_forms import EbtDual, status_of
 from ..kernels.rcc1_certificate import certify_quadratics
@@ -56,6 +55,7 @@ def polytope_inscribed(P, t0):
     norms = np.linalg.norm(P.Gu, axis=1)
     c = np.zeros(P.p + 1)
     c[-1] = -1.0
+    from scipy.optimize import linprog  # here, not at import: an import does no work
     res = linprog(c, A_ub=np.hstack([P.Gu, norms[:, None]]), b_ub=P.hu,
                   bounds=[(None, None)] * P.p + [(0, None)], method="highs")
     if res.status != 0:

@@ -19,7 +19,6 @@ import time
 from typing import Any
 
 import numpy as np
-from scipy.optimize import linprog
 
 from .._core.validate import as_matrix, as_positive_float, as_vector
 from .._errors import InvalidInputError
@@ -138,6 +137,7 @@ class Polytope:
 
     def _bounding_box(self):
         """``[lo, hi]`` of the set in the current frame (2 n LPs), None if it is empty."""
+        from scipy.optimize import linprog  # here, not at import: an import does no work
         if not self.consistent:
             return None
         if self.Gu.shape[0] == 0 or self.p == 0:
@@ -160,6 +160,7 @@ class Polytope:
 
     def _check_bounded(self):
         """The recession cone {d : Gu d <= 0} must be {0}: 2p small LPs."""
+        from scipy.optimize import linprog  # here, not at import: an import does no work
         if self.Gu.shape[0] == 0 and self.p > 0:
             raise InvalidInputError(
                 f"the polytope is unbounded: with no inequalities it is an affine set of dimension {self.p}"
@@ -189,6 +190,7 @@ class Polytope:
             return None
         if self.Gu.shape[0] == 0:
             return np.zeros(self.p)
+        from scipy.optimize import linprog  # here, not at import: an import does no work
         res = linprog(np.zeros(self.p), A_ub=self.Gu, b_ub=self.hu + self._tol * (1 + np.abs(self.hu)),
                       bounds=[(None, None)] * self.p, method="highs")
         return res.x if res.status == 0 else None
