@@ -52,6 +52,8 @@ def _as_auto(res):
 
 def polytope_inscribed(P, t0):
     """The center of the largest ball inscribed in ``P`` (Chebyshev's LP), for comparison."""
+    if P.p == 0:   # the equalities' single point: the ball of radius 0 there
+        return CenterResult(P._to_x(P.x0), 0.0, Status.OPTIMAL, "inscribed", time.perf_counter() - t0)
     norms = np.linalg.norm(P.Gu, axis=1)
     c = np.zeros(P.p + 1)
     c[-1] = -1.0

@@ -30,6 +30,10 @@ from ..results import CenterResult, Status
 __all__ = ["Polytope"]
 
 
+class _LPFailure(RuntimeError):
+    """HiGHS found neither an optimum nor infeasibility for a bounding-box LP."""
+
+
 class Polytope:
     """``{x in R^n : G x <= h, A_eq x = b_eq}``, bounded.
 
@@ -89,7 +93,11 @@ class Polytope:
         magnitude = max(np.abs(self._h1).max(initial=0.0), np.abs(self._b1).max(initial=0.0))
         self._set_frame(np.zeros(n), magnitude if magnitude > 0 else 1.0)
         self._check_bounded()
-        self._refine_frame()
+        self._lp_failure = None
+        try:
+            self._refine_frame()
+        except _LPFailure as exc:   # an answer from a box that may cut the set would be wrong
+            self._box, self._lp_failure = None, str(exc)
 
     # -- the normalised frame x = t + s y ----------------------------------------------------
     def _set_frame(self, t, s):
@@ -117,23 +125,44 @@ class Polytope:
     def _refine_frame(self, rounds=4):
         """Move the frame to the bounding box's center and half-width until both are ~ (0, 1)."""
         self._box = None   # the bounding box in the final frame (None: the set is empty)
+        self._point = False   # one point up to the LPs' resolution
+        box, zoomed = None, False
         for _ in range(rounds):
-            box = self._bounding_box()
+            box = self._bounding_box() if box is None else box
             if box is None:
                 return
             lo, hi = box
             mid, w = (lo + hi) / 2, float(np.max(hi - lo)) / 2
             # the LPs ran with the feasibility tolerance, so a box this thin is a single point
-            # (up to that tolerance): keep the scale, move to the point, stop refining
-            if w <= 10 * self._tol * (1 + np.abs(self.hu).max(initial=0.0)):
+            # (up to that tolerance), or a set below this frame's resolution (a small set among
+            # far rows, which set the first frame): look once more at the box's own scale, and
+            # refine from there if the set has an extent at it; else keep the scale, move to
+            # the point, stop refining
+            if w <= self._thin():
+                if not zoomed and w > 0:
+                    zoomed, saved = True, (self._t, self._s)
+                    self._set_frame(self._t + self._s * mid, self._s * w)
+                    box = self._bounding_box()
+                    if box is not None and float(np.max(box[1] - box[0])) / 2 > self._thin():
+                        continue
+                    self._set_frame(*saved)
                 self._set_frame(self._t + self._s * mid, self._s)
-                self._box = (lo - mid, hi - mid)
+                self._box, self._point = (lo - mid, hi - mid), True
                 return
             done = np.abs(mid).max() <= 0.25 and 0.5 <= w <= 2.0
             self._set_frame(self._t + self._s * mid, self._s * w)
             self._box = ((lo - mid) / w, (hi - mid) / w)
+            box = None
             if done:
                 return
+
+    def _thin(self):
+        """The extent below which the LPs (run at the feasibility tolerance) cannot tell a
+        coordinate from a constant in this frame: ten times the tolerance of the rows that can
+        bind a box of this frame's size (a row over 1e3 units from the origin, a far redundant
+        row, is relaxed by its own size, and bounds nothing here)."""
+        hu = np.abs(self.hu)
+        return 10 * self._tol * (1 + hu[hu <= 1e3].max(initial=0.0))
 
     def _bounding_box(self):
         """``[lo, hi]`` of the set in the current frame (2 n LPs), None if it is empty."""
@@ -146,12 +175,21 @@ class Polytope:
         b_ub = self.hu + self._tol * (1 + np.abs(self.hu))
         for i in range(self.d):
             c = self.W[i]
-            if not np.any(c):
+            scale = np.abs(c).max()
+            if scale == 0:
                 continue
             for sgn, out in ((1.0, lo), (-1.0, hi)):
-                res = linprog(sgn * c, A_ub=self.Gu, b_ub=b_ub, bounds=[(None, None)] * self.p, method="highs")
-                if res.status != 0:
+                # a unit objective: HiGHS's optimality tolerance is absolute, so a row of W with
+                # entries of 1e-8 was no objective at all to it (any feasible point came back)
+                for method in ("highs", "highs-ipm"):
+                    res = linprog(sgn * c / scale, A_ub=self.Gu, b_ub=b_ub, bounds=[(None, None)] * self.p,
+                                  method=method)
+                    if res.status in (0, 2):
+                        break
+                if res.status == 2:
                     return None
+                if res.status != 0:
+                    raise _LPFailure(f"the bounding box's LP on coordinate {i} failed: {res.message}")
                 out[i] = self.x0[i] + c @ res.x
         return lo, hi
 
@@ -188,8 +226,9 @@ class Polytope:
     def _feasible_point(self):
         if not self.consistent:
             return None
-        if self.Gu.shape[0] == 0:
-            return np.zeros(self.p)
+        if self.Gu.shape[0] == 0 or self.p == 0:   # no rows, or the single point x0 of the equalities
+            ok = np.all(self.hu >= -self._tol * (1 + np.abs(self.hu)))
+            return np.zeros(self.p) if ok else None
         from scipy.optimize import linprog  # here, not at import: an import does no work
         res = linprog(np.zeros(self.p), A_ub=self.Gu, b_ub=self.hu + self._tol * (1 + np.abs(self.hu)),
                       bounds=[(None, None)] * self.p, method="highs")
@@ -208,19 +247,25 @@ class Polytope:
         """
         spec, route, opts = choose_set_method("polytope", method, options)
         t0 = time.perf_counter()
+        if self._lp_failure is not None:
+            return nan_result(self.d, Status.SOLVER_ERROR, spec.name, t0, check=self._lp_failure)
         if self._feasible_point() is None or self._box is None:
             return nan_result(self.d, Status.INFEASIBLE, spec.name, t0)
         if route is not None:
             return route.func(self, t0, **opts)
         sl, lower, upper, thin = self._reduced
-        if np.all(sl.fixed):   # one point up to the LPs' tolerance: every estimate is that point
-            lo, hi = self._box
-            return CenterResult(self._to_x(0.5 * (lo + hi)), thin * self._s, Status.OPTIMAL, spec.name,
-                                time.perf_counter() - t0,
-                                extras={"note": "the set is a single point up to the feasibility tolerance; "
-                                                "radius: half the diagonal of its bounding box"})
+        if sl is None:   # one point up to the tolerance: every estimate is that point
+            point, radius = lower, thin
+            extras = {"note": "the set is a single point up to the feasibility tolerance; radius: half the "
+                              "diagonal of the box its rows (or its LPs) pin it to"}
+            if any(e.name == "radius_lower" for e in spec.all_extras()):
+                extras["radius_lower"] = 0.0
+            return CenterResult(self._to_x(point), radius * self._s, Status.OPTIMAL, spec.name,
+                                time.perf_counter() - t0, extras=extras)
         res = sl.center(method=spec.name, lower=lower, upper=upper, **options)
         extras = {key: _to_x(self, spec.extra(key).unit, val) for key, val in (res.extras or {}).items()}
+        if thin and "radius_lower" in extras:   # the set moved by at most thin
+            extras["radius_lower"] = max(extras["radius_lower"] - thin * self._s, 0.0)
         center = self._to_x(res.center) if res.center is not None else res.center
         # the residual and box violation of a box slice's row mean nothing for the polytope
         return dataclasses.replace(res, center=center, radius=(res.radius + thin) * self._s, extras=extras,
@@ -229,33 +274,66 @@ class Polytope:
 
     @functools.cached_property
     def _reduced(self):
-        """The set as a box slice of the normalised frame: ``(BoxSlice, lower, upper, thin)``.
+        """The set as a box slice of the normalised frame: ``(BoxSlice, lower, upper, thin)``,
+        or ``(None, point, None, radius)`` for a set that is one point up to the tolerance.
 
         The box is the bounding box widened by a millionth of its width (a redundant box: the
-        LPs' tolerances cannot make it cut the set). A coordinate whose extent is within the
-        LPs' tolerance is fixed at its middle, as a box slice fixes ``lo == hi``; ``thin`` is
-        the norm of the half-extents so dropped, which every radius adds (a bound stays one).
+        LPs' tolerances cannot make it cut the set). A coordinate the data fix (constant on the
+        equalities' affine set, or held between two opposite unit rows closer than the
+        tolerance) is fixed at its middle, as a box slice fixes ``lo == hi``, where every row
+        that reads another coordinate moves by less than its own tolerance; ``thin`` is the
+        norm of the half-extents so dropped, which every radius adds (a bound stays one). The
+        LPs' box alone never fixes a coordinate: its accuracy is HiGHS's, not the data's.
         Built once per polytope: its factors and tables serve every later call."""
         from .box_slice import BoxSlice
 
         lo, hi = self._box
-        fixed = hi - lo <= 20 * self._tol * (1 + np.abs(self.hu).max(initial=0.0))
-        mid = 0.5 * (lo + hi)
-        thin = float(np.linalg.norm(np.where(fixed, 0.5 * (hi - lo), 0.0)))
-        pad = 1e-6 * float(np.max(hi - lo)) + self._tol
+        d = self.d
         A = np.vstack([self._G1, self._A1])
         b = (self._b1 - self._A1 @ self._t) / self._s
-        # a point of the set with its thin coordinates moved to their middles meets G y <= h
-        # within the move: so the set solved holds every such point, and the radius + thin bounds
-        half = np.where(fixed, 0.5 * (hi - lo), 0.0)
-        lower = np.concatenate([np.full(self._G1.shape[0], -np.inf), b])
-        upper = np.concatenate([self._hy + np.abs(self._G1) @ half, b])
-        box = BoxSlice(A, np.where(fixed, mid, lo - pad), np.where(fixed, mid, hi + pad), feas_tol=self.feas_tol)
-        return box, lower, upper, thin
+        rhs = np.concatenate([self._hy, b])
+        mid, half = 0.5 * (lo + hi), np.zeros(d)
+        fixed = np.zeros(d, dtype=bool)
+        reach = float(np.linalg.norm(hi - lo) + np.linalg.norm(mid - self.x0))   # >= ||y - x0|| over the box
+        for i in range(d):
+            w = np.linalg.norm(self.W[i])
+            if w <= 1e-12:   # constant on the affine set: y_i = x0_i + W[i] u, |W[i] u| <= w reach
+                fixed[i], mid[i], half[i] = True, self.x0[i], w * reach
+                continue
+            up = self._hy[np.all(self._G1 == np.eye(d)[i], axis=1)]
+            down = self._hy[np.all(self._G1 == -np.eye(d)[i], axis=1)]
+            if up.size and down.size:   # -min(down) <= y_i <= min(up)
+                top, bottom = up.min(), -down.min()
+                if top - bottom <= 2 * self._tol * (1 + abs(top) + abs(bottom)):
+                    fixed[i], mid[i], half[i] = True, 0.5 * (top + bottom), max(0.5 * (top - bottom), 0.0)
+        move = np.abs(A) @ half
+        reads_free = np.any(A[:, ~fixed] != 0, axis=1)
+        tol = self.feas_tol * (np.abs(A[:, ~fixed]) @ (hi - lo)[~fixed] + np.abs(rhs))
+        if not fixed.all() and np.any(reads_free & (move > tol)):
+            fixed[:], half[:], move[:] = False, 0.0, 0.0
+        if fixed.all():
+            return None, mid, None, float(np.linalg.norm(half))
+        if self._point:   # the LPs pin every coordinate, the data do not: the box's middle and half-diagonal
+            return None, 0.5 * (lo + hi), None, float(np.linalg.norm(hi - lo)) / 2
+        pad = 1e-6 * float(np.max(hi - lo)) + self._tol
+        blo, bhi = np.where(fixed, mid, lo - pad), np.where(fixed, mid, hi + pad)
+        # the inequalities' bounds grow by the move, so the set solved holds every moved point,
+        # and the radius + thin bounds the set; an inequality the box implies (it holds at
+        # every point of the box, so it cuts nothing) is left out, with its rounding
+        n_in = self._G1.shape[0]
+        h_in = self._hy + move[:n_in]
+        G = self._G1
+        keep = G @ (0.5 * (blo + bhi)) + np.abs(G) @ (0.5 * (bhi - blo)) > h_in
+        A = np.vstack([G[keep], self._A1])
+        lower = np.concatenate([np.full(int(keep.sum()), -np.inf), b])
+        upper = np.concatenate([h_in[keep], b])
+        return BoxSlice(A, blo, bhi, feas_tol=self.feas_tol), lower, upper, float(np.linalg.norm(half))
 
     def vertices(self, max_vertices: int = 1_000_000) -> np.ndarray | None:
         """The vertices (x-space), from the box slice of :meth:`center`; None past ``max_vertices``."""
         sl, lower, upper, _ = self._reduced
+        if sl is None:   # one point up to the tolerance
+            return self._to_x(lower)[None, :]
         V = sl.vertices(max_vertices=max_vertices, lower=lower, upper=upper)
         return None if V is None else self._to_x(V)
 

@@ -121,11 +121,9 @@ def test_polytope_empty_and_point_sets_at_every_scale(s):
         assert empty.center(m).status is cc.Status.INFEASIBLE, (m, s)
     point = cc.Polytope(box, s * np.array([0.5, 0.5, -0.5, -0.5]) + box @ t)  # the point (.5, .5)
     r = point.center("exact")
-    # a set that is one point up to the LPs' tolerance answers the middle of its bounding box,
-    # its radius that box's half-diagonal: a coordinate is that thin when its extent is within
-    # 20 tol (1 + max|h|) of the frame (tol = feas_tol 1e-9 plus rounding, |h| <= 3.5 s here)
-    # so the radius is at most sqrt(2) 10e-9 (1 + 3.5) s < 1e-7 s
-    assert r.status is cc.Status.OPTIMAL and r.radius <= 1e-7 * s
+    # the rows pin both coordinates (opposite unit rows): the point and its radius come from
+    # the data, not from the LPs' box
+    assert r.status is cc.Status.OPTIMAL and r.radius <= 1e-9 * s and r.extras["radius_lower"] == 0.0
     np.testing.assert_allclose((r.center - t) / s, [0.5, 0.5], atol=1e-9)
 
 
@@ -189,8 +187,9 @@ def test_a_slice_that_is_one_point_keeps_its_frame():
     r = cc.BoxSlice(A).to_polytope(A @ x).center("exact")
     assert r.status is cc.Status.OPTIMAL
     np.testing.assert_allclose(r.center, x, atol=1e-9)
-    # one point up to the LPs' tolerance: the radius is the half-diagonal of its bounding box,
-    # each half-extent within 10 tol (1 + max|h|) of the frame (see the test above): < 1e-7 here
+    # one point up to the LPs' resolution (general rows, no pin): the radius is the half-diagonal
+    # of its LP box, each half-extent within _thin() = 10 tol (1 + max|h|) of a frame of the
+    # set's first size (|h| <= 3 here, tol = feas_tol 1e-9 plus rounding): below 1e-7
     assert r.radius <= 1e-7
 
 
@@ -248,3 +247,55 @@ def test_every_polytope_method_keeps_its_contract_on_degenerate_families(kind, s
             if A_eq is not None:
                 assert np.all(np.abs(A_eq @ got.center - (s * b_eq + A_eq @ t)) <= allow), method
     assert P.center("exact").status is cc.Status.OPTIMAL
+
+
+def _found_by_the_differential_check(name):
+    """Polytopes an independent differential check found (exact-rational vertices, a certified
+    enclosing ball) on which the first reduction to a box slice answered a radius below the
+    farthest vertex, INFEASIBLE for a nonempty set, or crashed: ``(G, h, A_eq, b_eq)``."""
+    cube = np.vstack([np.eye(3), -np.eye(3)])
+    if name == "tiny_equality_coefficients":   # the LP box of y came back [0, 0]; fixing y collapsed the set
+        return cube, np.ones(6), np.array([[1e-8, 1.0, 1e-8]]), np.zeros(1)
+    if name == "lp_numerical_difficulty":       # HiGHS status 4 on a tiny objective was read as empty
+        return cube, np.ones(6), np.array([[4e-9, 1.0, -1.3e-8]]), np.zeros(1)
+    if name == "nearly_fixed_by_an_equality":   # z = 1e-9 y: fixing z pinned y through the equality
+        return cube, np.ones(6), np.array([[0.0, 1e-9, -1.0]]), np.zeros(1)
+    if name == "segment_in_a_far_box":          # far redundant rows set the first frame: the set looked thin
+        G = np.vstack([cube, [0.0, 1, 0], [0.0, -1, 0], [1.0, 0, 0], [-1.0, 0, 0]])
+        return G, np.r_[np.full(6, 1e6), 1.0, 0.0, 0.0, 0.0], np.array([[0.0, 1.0, -10.0]]), np.zeros(1)
+    if name == "near_parallel_redundant_row":   # its rounding widened exact's radius by 2e-6
+        return np.vstack([np.eye(2), -np.eye(2), [1.0, 1e-9]]), np.r_[np.ones(4), 1.1], None, None
+    if name == "point_far_from_the_origin":     # the LPs' box gave radius 2e-9 |p| and no radius_lower
+        p = np.array([10000.3, -19999.3])
+        return np.vstack([np.eye(2), -np.eye(2)]), np.r_[p, -p], None, None
+    if name == "equalities_of_full_rank":       # p = 0: the feasibility LP crashed
+        return np.vstack([np.eye(2), -np.eye(2)]), np.ones(4), np.eye(2), np.array([0.1, 0.2])
+    raise ValueError(name)
+
+
+@pytest.mark.parametrize("name", ["tiny_equality_coefficients", "lp_numerical_difficulty", "nearly_fixed_by_an_equality",
+                                  "segment_in_a_far_box", "near_parallel_redundant_row", "point_far_from_the_origin",
+                                  "equalities_of_full_rank"])
+def test_polytopes_the_differential_check_found(name):
+    """Every method answers OPTIMAL with a radius that bounds the brute-force vertices (to 1e-9
+    of the set's size plus the data's rounding at its offset, 100 eps |p|); exact's radius is the
+    enclosing ball's (SOCP reference) to 1e-5 relative, the forward-error widening of rows with
+    coefficients of 1e-9 (about 2e-6 here), and radius_lower is at most it."""
+    G, h, A_eq, b_eq = _found_by_the_differential_check(name)
+    Gb, hb = (G, h) if A_eq is None else (np.vstack([G, A_eq, -A_eq]), np.concatenate([h, b_eq, -b_eq]))
+    V = brute_polytope_vertices(Gb, hb)
+    _, r_ref = meb_socp(V) if len(V) > 1 else (V[0], 0.0)
+    size = max(r_ref, 1e-300)
+    allow = 1e-9 * max(size, 1.0) + 100 * np.finfo(float).eps * np.abs(V).max()
+    P = cc.Polytope(G, h, A_eq, b_eq)
+    for method in P.METHODS:
+        got = P.center(method)
+        assert got.status is cc.Status.OPTIMAL, (method, got.status)
+        if method != "inscribed":
+            assert worst_error(V, got.center) <= got.radius + allow, method
+    ex = P.center("exact")
+    # a row the box implies is left out, with its rounding: the near-parallel redundant row
+    # then widens nothing, and exact's radius is the ball's to rounding
+    rel = 1e-9 if name == "near_parallel_redundant_row" else 1e-5
+    assert r_ref - allow <= ex.radius <= r_ref * (1 + rel) + allow
+    assert ex.extras["radius_lower"] <= ex.radius
