@@ -31,6 +31,7 @@ from .ranges import RANGES
 from .relax import RCC1, RCC2
 from .simple import HALF, HALF_STAR, LS
 from .spec import (
+    BOX_SLICE_KINDS,
     GENERAL,
     ROWS,
     SET_KINDS,
@@ -61,7 +62,8 @@ def set_methods(kind: str) -> dict[str, tuple[MethodSpec, SetRoute | None]]:
     with its own route there, or None where the set reduces to a box slice: a polytope is the
     box slice of its bounding box with its rows as one-sided intervals, so every estimator of
     interval rows serves it (:meth:`chebcenter.Polytope.center`)."""
-    found = {spec.name: (spec, None) for spec in REGISTRY.values() if kind == "polytope" and "interval" in spec.rows}
+    reduces = kind in BOX_SLICE_KINDS
+    found = {spec.name: (spec, None) for spec in REGISTRY.values() if reduces and "interval" in spec.rows}
     found.update({spec.name: (spec, spec.sets[kind]) for spec in TABLE if kind in spec.sets})
     return found
 

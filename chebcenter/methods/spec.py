@@ -21,7 +21,7 @@ from .._core.validate import check_choice
 if TYPE_CHECKING:  # the core sits a floor below the methods; only its type is needed here
     from .._core.normalised import _Core
 
-__all__ = ["COMMON_EXTRAS", "Context", "EXTRA_UNITS", "Extra", "FACTS", "GENERAL", "MethodOutput", "MethodSpec",
+__all__ = ["BOX_SLICE_KINDS", "COMMON_EXTRAS", "Context", "EXTRA_UNITS", "Extra", "FACTS", "GENERAL", "MethodOutput", "MethodSpec",
            "ProblemCache", "ROWS", "Route", "SET_KINDS", "SOLVERS", "SetRoute", "WarmupStep"]
 
 #: the one solver vocabulary: a method's ``solver`` option takes some of these, ``"auto"``
@@ -33,6 +33,9 @@ SOLVERS = ("auto", "numba", "scipy", "clarabel", "scs")
 ROWS = ("equality", "interval")
 #: the general sets a method may serve (:class:`chebcenter.Polytope`, :class:`chebcenter.QuadraticSet`)
 SET_KINDS = ("polytope", "quadratic")
+#: the general sets that reduce to a box slice with interval rows (a polytope: its bounding box,
+#: its rows one-sided intervals), so every method of interval rows serves them
+BOX_SLICE_KINDS = ("polytope",)
 #: what a route may require of the rows it serves (:attr:`Context.facts`), and what each means
 FACTS = {
     "equations": "every interval of every row is a point over the shared box: the rows are slices A x = b, "

@@ -223,7 +223,9 @@ class Polytope:
     def __repr__(self) -> str:
         return f"Polytope(d={self.d}, inequalities={self.G.shape[0]}, equalities={self.A_eq.shape[0]}, dim={self.p})"
 
+    @functools.cached_property
     def _feasible_point(self):
+        """A point of the set in u (one LP, once per polytope), or None if it is empty."""
         if not self.consistent:
             return None
         if self.Gu.shape[0] == 0 or self.p == 0:   # no rows, or the single point x0 of the equalities
@@ -249,7 +251,7 @@ class Polytope:
         t0 = time.perf_counter()
         if self._lp_failure is not None:
             return nan_result(self.d, Status.SOLVER_ERROR, spec.name, t0, check=self._lp_failure)
-        if self._feasible_point() is None or self._box is None:
+        if self._feasible_point is None or self._box is None:
             return nan_result(self.d, Status.INFEASIBLE, spec.name, t0)
         if route is not None:
             return route.func(self, t0, **opts)
@@ -266,7 +268,7 @@ class Polytope:
         extras = {key: _to_x(self, spec.extra(key).unit, val) for key, val in (res.extras or {}).items()}
         if thin and "radius_lower" in extras:   # the set moved by at most thin
             extras["radius_lower"] = max(extras["radius_lower"] - thin * self._s, 0.0)
-        center = self._to_x(res.center) if res.center is not None else res.center
+        center = self._to_x(res.center)   # NaN stays NaN
         # the residual and box violation of a box slice's row mean nothing for the polytope
         return dataclasses.replace(res, center=center, radius=(res.radius + thin) * self._s, extras=extras,
                                    time=time.perf_counter() - t0, residual=float("nan"),
@@ -330,7 +332,18 @@ class Polytope:
         return BoxSlice(A, blo, bhi, feas_tol=self.feas_tol), lower, upper, float(np.linalg.norm(half))
 
     def vertices(self, max_vertices: int = 1_000_000) -> np.ndarray | None:
-        """The vertices (x-space), from the box slice of :meth:`center`; None past ``max_vertices``."""
+        """The vertices of the set (x-space, one per row), listed on the box slice it reduces
+        to (:meth:`center`): the points where ``dim`` linearly independent constraints are
+        active; None past ``max_vertices``. A vertex within a row's tolerance of a nearly
+        parallel row's face may be merged into its neighbours.
+
+        Examples
+        --------
+        >>> import numpy as np, chebcenter as cc
+        >>> simplex = cc.Polytope(np.vstack([-np.eye(2), np.ones((1, 2))]), np.r_[np.zeros(2), 1.0])
+        >>> sorted((simplex.vertices().round(12) + 0.0).tolist())
+        [[0.0, 0.0], [0.0, 1.0], [1.0, 0.0]]
+        """
         sl, lower, upper, _ = self._reduced
         if sl is None:   # one point up to the tolerance
             return self._to_x(lower)[None, :]
