@@ -315,7 +315,8 @@ def audit_log(model: VFLModel, log: Any, out: Any, *, passive_log: Any = None,
     method's reconstruction ``<method>_x<j>`` and status ``<method>_status``). With
     ``passive_log`` the MSE per feature is computed on the rows joined on ``id``; the
     ``mean`` baseline and the prior-aware attacks need ``prior``. ``client``: a
-    ``dask.distributed.Client`` (default: the active Dask scheduler). ``release`` (a
+    ``dask.distributed.Client``, or a ``concurrent.futures.Future`` of one (waited for once the log
+    is checked; the CLI starts its cluster that way), default the active Dask scheduler. ``release`` (a
     :class:`vflattack.Release`) says how the logged scores were published (default exact).
     ``source`` replaces entries of the report's configuration (the CLI names the files a
     framework's log was read from, :mod:`vflattack.importers.logs`, instead of their

@@ -308,3 +308,20 @@ def test_the_log_is_cut_four_partitions_per_worker_and_the_times_are_reported(cl
                       client=client, block_rows=5_000)
     assert again.config["block_rule"] == "given" and again.config["partitions"] != rep.config["partitions"]
     np.testing.assert_allclose(again.records[0]["mse_ci"], rep.records[0]["mse_ci"], rtol=1e-9)
+
+
+def test_a_future_of_a_client_is_waited_for_and_a_failed_start_is_raised(client):
+    """The CLI starts its local cluster in the background (a Future of the client) while the
+    log is read and checked; the audit waits for it, and a cluster that failed to start fails
+    the audit with its own error, not with a missing client."""
+    import concurrent.futures
+
+    from vflattack.audit.logs import _active_client
+
+    started: concurrent.futures.Future = concurrent.futures.Future()
+    started.set_result(client)
+    assert _active_client(started) is client
+    failed: concurrent.futures.Future = concurrent.futures.Future()
+    failed.set_exception(OSError("no port"))
+    with pytest.raises(OSError, match="no port"):
+        _active_client(failed)

@@ -252,13 +252,15 @@ def attack_log(model: VFLModel, log: Any, parts_dir: Any, *, passive_log: Any = 
 
     Before the cluster works, this process compiles what numba's cache lacks of every kernel
     the methods can reach (chebcenter's warm-up steps, over the cores), once per machine, so
-    that the workers load the kernels instead of each compiling its own copy; then it attacks
-    the first 256 rows twice, the second time to measure the seconds per row. ``block_rows``
-    (default: sized here) is then at most the rows of about :data:`TASK_SECONDS` of work, at
-    most the log's rows over :data:`TASKS_PER_WORKER` times the cluster's worker threads, at
-    least :data:`MIN_BLOCK_ROWS` and at most :data:`~vflattack.audit.logfiles.BLOCK_ROWS` (the
-    memory bound); the report's ``config["block_rule"]`` says which bound set it. The workers
-    then load their kernels, one worker per machine first, and the partitions run.
+    that the workers load the kernels instead of each compiling its own copy. The workers then
+    load their kernels (one worker per machine first), and one of them, alone, attacks the
+    first 256 rows twice, the second time to measure the seconds per row (without a cluster,
+    on dask's threads, this process does). ``block_rows`` (default: sized here) is then at
+    most the rows of about :data:`TASK_SECONDS` of work, at most the log's rows over
+    :data:`TASKS_PER_WORKER` times the cluster's worker threads, at least
+    :data:`MIN_BLOCK_ROWS` and at most :data:`~vflattack.audit.logfiles.BLOCK_ROWS` (the
+    memory bound); the report's ``config["block_rule"]`` says which bound set it, and the
+    partitions run.
     Each task runs chebcenter on ``task_threads`` numba threads (default 1: one per Dask worker
     thread, so that workers, not threads inside them, share the cores).
 
@@ -269,12 +271,17 @@ def attack_log(model: VFLModel, log: Any, parts_dir: Any, *, passive_log: Any = 
     With ``passive_log`` the MSE per feature is computed on the rows joined on ``id``; the
     ``mean`` baseline and the prior-aware attacks need ``prior`` (without it they are left
     out and named in ``config["skipped_without_prior"]``). ``client``: a
-    ``dask.distributed.Client`` (default: the active Dask scheduler). ``unit_widths``: the
+    ``dask.distributed.Client``, or a ``concurrent.futures.Future`` of one, waited for once the
+    log is checked and the kernels compiled (default: the active Dask scheduler). ``unit_widths``: the
     log is in unit coordinates of these feature widths (:class:`vflattack.FeatureBounds`), and
     the MSE's interval is also given in the data's units. Most users call
     :func:`vflattack.audit_log`, which writes the whole report directory.
     """
-    dask, dd, _ = _dask()
+    from chebcenter import import_dask
+
+    # dask alone: the partitions are this module's own (dask.dataframe is half a second and
+    # 60 MB more, and only write_log uses it)
+    (dask,) = import_dask("prediction-log audits", "dask")
     if not isinstance(model, VFLModel):
         raise InvalidInputError(f"model must be a VFLModel (VFLModel.load(path)); got {type(model).__name__}")
     methods = tuple(methods)
@@ -284,11 +291,22 @@ def attack_log(model: VFLModel, log: Any, parts_dir: Any, *, passive_log: Any = 
         raise InvalidInputError(f"no method left to run: {dropped} need a prior (prior=, --prior-file)")
     columns, passive_cols = _checked_columns(model, log, passive_log, release)
     compile_s = _compile_once(model, methods, release)
-    t_cal = time.perf_counter()
     parts = partitions(log, BLOCK_ROWS if block_rows is None else block_rows)
     total = sum(p.rows for p in parts)
-    load_s, per_row = _calibrate(model, parts[0], columns, methods, prior, method_options, release) if parts \
-        else (0.0, 0.0)
+    client = _active_client(client)
+    warm = (model, methods, prior, method_options, release)
+    calibration = (columns, methods, prior, method_options, release)
+    # on a cluster the workers load their kernels first, and one of them calibrates: this
+    # process never loads them (0.8 s and about 60 MB it spent before the workers, which
+    # load them anyway); on dask's threads this process is the worker
+    warm_s, calibrate_at = _warm_workers(client, warm) if client is not None else (0.0, None)
+    t_cal = time.perf_counter()
+    load_s, per_row = 0.0, 0.0
+    if parts and calibrate_at is None:
+        load_s, per_row = _calibrate(model, parts[0], *calibration)
+    elif parts:
+        load_s, per_row = client.submit(_calibrate, model, parts[0], *calibration, workers=[calibrate_at],
+                                        allow_other_workers=True, pure=False).result()
     rule = "given"
     if block_rows is None:
         block_rows, rule = _block_size(total, _worker_threads(client), per_row)
@@ -303,8 +321,7 @@ def attack_log(model: VFLModel, log: Any, parts_dir: Any, *, passive_log: Any = 
                                                        None if passive_log is None else str(passive_log),
                                                        passive_cols, release, task_threads, unit_widths)
              for i, part in enumerate(parts)]
-    warm = (model, methods, prior, method_options, release)
-    summaries, warm_s, task_s = _run(tasks, client, progress, [p.rows for p in parts], warm)
+    summaries, task_s = _run(tasks, client, progress, [p.rows for p in parts])
     result = _result(summaries, methods, model, log, passive_log, len(tasks))
     # the partitions' own time, from the first task submitted to the last done, after the
     # workers loaded their kernels (warm_seconds); neither counts the cluster's start
@@ -415,7 +432,12 @@ MIN_BLOCK_ROWS = 1000
 
 
 def _active_client(client):
-    """``client``, else the active dask.distributed client, else None (dask's threads)."""
+    """``client`` (a Future of one is waited for: the CLI starts its cluster while the log is
+    read and checked), else the active dask.distributed client, else None (dask's threads)."""
+    import concurrent.futures
+
+    if isinstance(client, concurrent.futures.Future):
+        client = client.result()
     if client is None:
         try:
             from distributed import default_client
@@ -474,7 +496,8 @@ def _compile_once(model, methods, release) -> float:
 
 def _calibrate(model, part, columns, methods, prior, method_options, release) -> tuple[float, float]:
     """Attack the first 256 rows of ``part`` twice on one numba thread: ``(seconds of the first
-    run, which compiles or loads the kernels, seconds per row of the second)``."""
+    run, reading the rows and loading any kernel not yet loaded, seconds per row of the
+    second)``. On a cluster it runs on one worker after the warm-up, alone."""
     import numba
 
     df = read_part(part, columns).head(256)
@@ -512,13 +535,37 @@ def _warm_worker(model, methods, prior, method_options, release):
         numba.set_num_threads(before)
 
 
-def _run(tasks, client, progress, rows, warm=None):
+def _warm_workers(client, warm) -> tuple[float, Any]:
+    """Every worker loads the kernels the partitions will call (:func:`_warm_worker` with
+    ``warm``): ``(seconds, the address of a worker on this machine, or any, to calibrate on)``.
+    This machine's workers load what this process compiled, all at once; on another machine
+    one worker first compiles what its cache lacks, then the others load them, never compiling
+    the same kernels side by side. A warm-up only: an error, or a worker lost meanwhile, is
+    left to the partitions' own tasks."""
+    import socket
+
+    t0 = time.perf_counter()
+    here = {"127.0.0.1", "localhost", "::1", socket.gethostname()}
+    try:
+        here.add(socket.gethostbyname(socket.gethostname()))
+    except OSError:
+        pass
+    hosts: dict = {}
+    for addr, info in client.scheduler_info().get("workers", {}).items():
+        hosts.setdefault(info.get("host"), []).append(addr)
+    first = [x for h, a in hosts.items() for x in (a if h in here else a[:1])]
+    rest = [x for h, a in hosts.items() if h not in here for x in a[1:]]
+    for group in (first, rest):
+        if group:
+            client.run(_warm_worker, *warm, workers=group, on_error="ignore")
+    return time.perf_counter() - t0, (first[0] if first else None)
+
+
+def _run(tasks, client, progress, rows):
     """Compute the partition tasks, in order; the progress bar counts rows (``rows`` per task).
-    Returns ``(summaries, warm-up seconds, task seconds)``; on a cluster the workers first
-    load their kernels (:func:`_warm_worker` with ``warm``)."""
+    Returns ``(summaries, task seconds)``."""
     import dask
 
-    client = _active_client(client)
     if client is None:
         import warnings
 
@@ -526,31 +573,10 @@ def _run(tasks, client, progress, rows, warm=None):
         with warnings.catch_warnings():  # dask's Parquet reader trips pandas deprecations the user cannot act on
             warnings.simplefilter("ignore", DeprecationWarning)
             warnings.simplefilter("ignore", FutureWarning)
-            return list(dask.compute(*tasks)), 0.0, time.perf_counter() - t0
+            return list(dask.compute(*tasks)), time.perf_counter() - t0
     from distributed import as_completed
     from tqdm.auto import tqdm
 
-    t0 = time.perf_counter()
-    if warm is not None:
-        # a warm-up only: an error, or a worker lost meanwhile, is left to the partitions' own tasks.
-        # This machine's workers load the kernels this process compiled, all at once; on another
-        # machine one worker first compiles what its cache lacks, then the others load them, never
-        # compiling the same kernels side by side
-        import socket
-
-        here = {"127.0.0.1", "localhost", "::1", socket.gethostname()}
-        try:
-            here.add(socket.gethostbyname(socket.gethostname()))
-        except OSError:
-            pass
-        hosts: dict = {}
-        for addr, info in client.scheduler_info().get("workers", {}).items():
-            hosts.setdefault(info.get("host"), []).append(addr)
-        first = [x for h, a in hosts.items() for x in (a if h in here else a[:1])]
-        rest = [x for h, a in hosts.items() if h not in here for x in a[1:]]
-        for group in (first, rest):
-            if group:
-                client.run(_warm_worker, *warm, workers=group, on_error="ignore")
     t1 = time.perf_counter()
     futures = client.compute(tasks)
     size = {f.key: n for f, n in zip(futures, rows)}
@@ -558,7 +584,7 @@ def _run(tasks, client, progress, rows, warm=None):
               leave=False) as bar:
         for fut in as_completed(futures):
             bar.update(size[fut.key])
-    return client.gather(futures), t1 - t0, time.perf_counter() - t1
+    return client.gather(futures), time.perf_counter() - t1
 
 
 def _result(summaries, methods, model, log, passive_log, n_parts) -> Result:

@@ -155,8 +155,6 @@ def read_active_log(model: VFLModel, spec: Any):
 def read_passive_tables(model: VFLModel, spec: Any):
     """The passive log ``spec`` as a DataFrame of ``id``, ``x0 ..``; None for a plain path
     already in the audit's columns (module docstring)."""
-    import pandas as pd
-
     from ..audit.logfiles import columns_of
 
     kind, paths = _split(spec)
@@ -169,6 +167,8 @@ def read_passive_tables(model: VFLModel, spec: Any):
     names = list(model.feature_names["passive"]) if model.feature_names is not None else None
     if names is None:
         raise InvalidInputError("the model has no feature names: give the passive log the columns id, x0 ..")
+    import pandas as pd  # here: a log already in the audit's columns is read by the workers alone
+
     if kind == "named":
         df = _table(paths[0], "the passive log")
         X = _pick(df, names, paths[0], "the passive log", "passive")
