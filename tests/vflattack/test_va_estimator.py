@@ -98,3 +98,27 @@ def test_importing_vflattack_does_not_import_sklearn():
     code = "import sys, vflattack; print('sklearn' in sys.modules); vflattack.VFLClassifier; print('sklearn' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "True"]
+
+
+def test_importing_vflattack_loads_none_of_scipys_solvers():
+    """A log-audit worker imports vflattack: scipy.special, scipy.linalg, scipy.optimize and
+    scipy.stats (about 30 MB a worker) load where they are called, not at import."""
+    code = "import sys, vflattack.audit.logs; print(sorted(m for m in ('scipy.special', 'scipy.linalg', " \
+           "'scipy.optimize', 'scipy.stats', 'pandas', 'dask.dataframe') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "[]"
+
+
+def test_log_softmax_is_scipys():
+    """vflattack's NumPy log_softmax against scipy.special.log_softmax (the reference it replaces),
+    on ordinary logits and on the edge cases: +inf, a row of -inf, entries near the float limit."""
+    from scipy.special import log_softmax as reference
+
+    from vflattack.model import log_softmax
+
+    rng = np.random.default_rng(3)
+    cases = [30 * rng.normal(size=(40, 4)), rng.normal(size=(5, 1)),
+             np.array([[np.inf, 1.0], [-np.inf, -np.inf], [1e308, 1e308], [-1e308, 0.0]])]
+    with np.errstate(invalid="ignore"):
+        for z in cases:
+            np.testing.assert_array_equal(log_softmax(z), reference(z, axis=1))

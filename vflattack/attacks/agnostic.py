@@ -19,10 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.special import log_softmax
 
 from .._validate import InvalidInputError, as_2d, as_labels
-from ..model import VFLModel, fit_softmax
+from ..model import VFLModel, fit_softmax, log_softmax
 from ..system import scores_to_system
 from .whitebox import AttackResult, Prior, default_estimator, reconstruct
 

@@ -33,7 +33,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.linalg import expm
 
 from .._validate import InvalidInputError, as_2d
 from ..model import VFLModel
@@ -210,6 +209,8 @@ def _bisect(make_R, obj: _Objective, epsilon: float, iters: int = 50):
 
 
 def _random(obj: _Objective, epsilon: float, rng) -> np.ndarray:
+    from scipy.linalg import expm  # here, not at import: importing vflattack loads no scipy.linalg
+
     d = obj.G.shape[0]
     S = rng.standard_normal((d, d))
     S = (S - S.T) / np.linalg.norm(S - S.T)

@@ -51,7 +51,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.special import betainc
 
 from .._validate import InvalidInputError, as_2d
 from ..release import decimals_of
@@ -287,6 +286,8 @@ def _rho(N: int, R: np.ndarray, delta: np.ndarray) -> np.ndarray:
     if N == 1:
         out[live] = 0.5
         return out
+    from scipy.special import betainc  # here, not at import: importing vflattack loads no scipy.special
+
     theta = 2 * np.arcsin(np.clip(delta[live] / (2 * R[live]), 0, 1))
     half = 0.5 * betainc((N - 1) / 2.0, 0.5, np.sin(theta) ** 2)
     out[live] = np.where(theta <= np.pi / 2, half, 1.0 - half)
