@@ -546,8 +546,9 @@ def _bounds(spec, model, passive_log):
 
 
 #: what each worker of the CLI's local cluster imports as it starts, while this process reads and
-#: checks the log (its partitions need them all: the attack, and the Parquet reader and writer)
-WORKER_IMPORTS = ("vflattack.audit.logs", "pyarrow.parquet", "pandas")
+#: checks the log (its partitions need them all: the attack, and the Parquet reader and writer;
+#: not pandas, which a worker reads a Parquet log without: vflattack.audit.logfiles)
+WORKER_IMPORTS = ("vflattack.audit.logs", "pyarrow.parquet")
 #: and the environment it starts with: Arrow's system allocator, which gives back what a
 #: partition's Parquet reading and writing freed (its default, mimalloc, kept it: a worker's
 #: peak 410 -> 339 MB at 200 000 rows and 2 workers, the partitions' time unchanged)

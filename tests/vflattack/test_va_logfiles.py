@@ -123,3 +123,97 @@ def test_a_partition_knows_its_row_offset_in_a_log_of_several_files(tmp_path, mo
     assert sorted(got["id"].tolist()) == sorted(df["id"].tolist())
     np.testing.assert_array_equal(got["x0"], got["id"] * 0.5)
     assert reads == [7]
+
+
+# A worker reads and writes Parquet without pandas: its own conversions, held to pyarrow's
+# (pandas-backed) ones on every kind of column a log holds, and its join to pandas' merge.
+
+_ARROW_COLUMNS = [pa.array([1.5, None, 3.0]), pa.array([1, None, 3]), pa.array([1, 2, 3], pa.int32()),
+                  pa.array(["a", None, "ccc"]), pa.array(["é", "日本", ""]), pa.array([True, False, True]),
+                  pa.array([True, None, False]), pa.array([1.0, 2.0, 3.0, 4.0]).slice(1, 2),
+                  pa.array([1, None, 3, 4]).slice(1, 3), pa.array([False] * 9 + [True]).slice(8),
+                  pa.chunked_array([[1.0, None], [2.0]]), pa.chunked_array([["x"], ["y", None]]),
+                  pa.array([], pa.float64()), pa.array([1, 2], pa.uint8()), pa.array([0.5, 1.5], pa.float32())]
+
+
+@pytest.mark.parametrize("i", range(len(_ARROW_COLUMNS)))
+def test_a_column_is_read_as_pandas_reads_it(i):
+    from vflattack.audit.logfiles import _numpy_of
+
+    col = _ARROW_COLUMNS[i]
+    mine, ref = _numpy_of(col), col.to_pandas().to_numpy()
+    assert mine.shape == ref.shape
+    if ref.dtype.kind in "biuf":
+        assert mine.dtype == ref.dtype
+        np.testing.assert_array_equal(mine, ref)
+    else:   # text, or booleans with nulls: objects, a null None where pandas holds NaN or None
+        assert mine.dtype == object
+        assert [None if pd.isna(v) else v for v in ref] == list(mine)
+
+
+def test_columns_are_written_as_pandas_writes_them(tmp_path):
+    from vflattack.audit.logfiles import write_columns
+
+    cols = {"id": np.array(["a", None, "b", "é日"], dtype=object), "x": np.array([1.0, np.nan, 2.0, 3.0]),
+            "status": np.array(["OPTIMAL", "INFEASIBLE", "x", "OPTIMAL"], dtype=object),
+            "n": np.array([1, 2, 3, 4]), "b": np.array([True, False, True, True]), "u": np.array(["p", "q", "r", ""])}
+    write_columns(cols, tmp_path / "mine.parquet")
+    pd.DataFrame(cols).to_parquet(tmp_path / "ref.parquet", index=False)
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "mine.parquet"), pd.read_parquet(tmp_path / "ref.parquet"))
+    # NaN in a float column is written as null, as pandas writes it
+    assert pq.read_table(tmp_path / "mine.parquet").column("x").null_count == 1
+
+
+@pytest.mark.parametrize("ids", ["numbers", "text"])
+def test_the_join_by_id_is_pandas_left_merge(ids):
+    from vflattack.audit.logfiles import Columns
+
+    rng = np.random.default_rng(2)
+    left_ids, right_ids = rng.permutation(40)[:25], rng.permutation(40)[:30]
+    if ids == "text":
+        left_ids, right_ids = left_ids.astype(str).astype(object), right_ids.astype(str).astype(object)
+    left = pd.DataFrame({"id": left_ids, "y0": rng.random(25)})
+    right = pd.DataFrame({"id": right_ids, "x0": rng.random(30), "x1": rng.random(30)})
+    got = Columns.of(left).left_join(Columns.of(right), "the passive log")
+    ref = left.merge(right, on="id", how="left")
+    assert got.columns == list(ref.columns)
+    np.testing.assert_array_equal(got["id"], ref["id"].to_numpy())
+    np.testing.assert_array_equal(got.matrix(["y0", "x0", "x1"]), ref[["y0", "x0", "x1"]].to_numpy(float))
+    assert np.isnan(got["x0"]).sum() == np.isnan(ref["x0"].to_numpy(float)).sum() > 0   # some ids have no passive row
+
+
+def test_the_join_refuses_repeated_or_mismatched_ids():
+    from vflattack.audit.logfiles import Columns
+
+    left = Columns({"id": np.array([1, 2]), "y0": np.zeros(2)})
+    with pytest.raises(cc.InvalidInputError, match="the passive log holds the id 2 more than once"):
+        left.left_join(Columns({"id": np.array([2, 5, 2]), "x0": np.zeros(3)}), "the passive log")
+    with pytest.raises(cc.InvalidInputError, match="ids are numbers and the passive log's text"):
+        left.left_join(Columns({"id": np.array(["1", "2"], dtype=object), "x0": np.zeros(2)}), "the passive log")
+
+
+def test_a_worker_audits_a_parquet_partition_without_importing_pandas(tmp_path):
+    """A fresh interpreter (a worker) attacks and writes one partition of a Parquet log with its
+    passive rows joined: pandas, 37 MB a worker, is never imported."""
+    import subprocess
+    import sys
+
+    rng = np.random.default_rng(0)
+    n = 60
+    pq.write_table(pa.table({"id": np.arange(n), "y0": rng.random(n), "p0": np.full(n, 0.4), "p1": np.full(n, 0.6)}),
+                   tmp_path / "log.parquet")
+    pq.write_table(pa.table({"id": np.arange(n)[::-1], "x0": rng.random(n), "x1": rng.random(n)}),
+                   tmp_path / "passive.parquet")
+    code = f"""
+import sys, numpy as np, vflattack as va
+from vflattack.audit import logs
+m = va.VFLModel(np.ones((2, 1)), np.array([[0.0, 0.0], [1.0, 2.0]]), np.zeros(2))
+part = logs.partitions({str(tmp_path / 'log.parquet')!r})[0]
+s = logs._attack_partition(part, m, ("half",), None, None, {str(tmp_path / 'out.parquet')!r}, ["id", "y0", "p0", "p1"],
+                           {str(tmp_path / 'passive.parquet')!r}, ["x0", "x1"])
+print(s["rows"], s["scored"], "pandas" in sys.modules)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == [str(n), str(n), "False"]
+    back = pd.read_parquet(tmp_path / "out.parquet")
+    assert back["id"].tolist() == list(range(n)) and set(back["half_status"]) == {"OPTIMAL"}

@@ -12,6 +12,11 @@ The passive party's log is joined per partition: the worker reads the passive ro
 ``id`` is among the partition's ids, from Parquet through a pyarrow dataset filter (row
 groups whose id statistics miss the partition's range are skipped) or from CSV in chunks;
 neither log is ever materialised whole.
+
+A worker reads its partition of a Parquet log as :class:`Columns` (NumPy arrays straight from
+pyarrow: :func:`read_columns`, :func:`passive_columns`), never through pandas, which it would
+import for nothing (37 MB a worker); :func:`read_part` and :func:`passive_rows` give the same
+rows as pandas DataFrames.
 """
 
 from __future__ import annotations
@@ -26,7 +31,8 @@ import numpy as np
 
 from .._validate import InvalidInputError
 
-__all__ = ["BLOCK_ROWS", "Part", "columns_of", "partitions", "passive_rows", "read_part", "read_table"]
+__all__ = ["BLOCK_ROWS", "Columns", "Part", "columns_of", "partitions", "passive_columns", "passive_rows", "read_columns",
+           "read_part", "read_table", "write_columns"]
 
 #: the most rows a partition holds when the file does not cut it smaller (a row group)
 BLOCK_ROWS = 25_000
@@ -47,6 +53,180 @@ class Part:
     offset: int = 0
     nbytes: int = 0
     start: int = 0
+
+
+class Columns:
+    """Named columns of equal length as NumPy arrays: a partition as a worker holds it.
+
+    ``Columns.of(table)`` takes a pyarrow Table or RecordBatch (nulls become NaN in numeric
+    columns, None in text ones, as pandas reads them) or a pandas DataFrame. ``frame[name]``
+    is a column, ``name in frame`` and ``frame.columns`` as in pandas; :meth:`matrix` stacks
+    columns as floats; :meth:`left_join` adds another table's columns by ``id``.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> c = Columns.of(pa.table({"id": [3, 1], "x0": [0.5, None]}))
+    >>> c.columns, len(c), c.matrix(["x0"]).ravel().tolist()
+    (['id', 'x0'], 2, [0.5, nan])
+    """
+
+    def __init__(self, data: dict) -> None:
+        self.data = {k: np.asarray(v) for k, v in data.items()}
+        sizes = {v.shape[0] for v in self.data.values()}
+        if len(sizes) > 1:
+            raise ValueError(f"columns of different lengths: {sorted(sizes)}")
+        self._n = sizes.pop() if sizes else 0
+
+    @classmethod
+    def of(cls, table: Any) -> Columns:
+        """The columns of a pyarrow Table or RecordBatch, or of a pandas DataFrame (Columns: itself)."""
+        if isinstance(table, Columns):
+            return table
+        if hasattr(table, "schema") and hasattr(table, "column"):   # pyarrow
+            return cls({name: _numpy_of(table.column(i)) for i, name in enumerate(table.schema.names)})
+        return cls({name: table[name].to_numpy() for name in table.columns})
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self.data)
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.data
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.data[name]
+
+    def matrix(self, names: list[str]) -> np.ndarray:
+        """The columns ``names`` as an (n, len(names)) float array."""
+        if not names:
+            return np.empty((self._n, 0))
+        return np.column_stack([np.asarray(self.data[c], dtype=float) for c in names])
+
+    def head(self, n: int) -> Columns:
+        return Columns({k: v[:n] for k, v in self.data.items()})
+
+    def take(self, rows: np.ndarray) -> Columns:
+        """The rows ``rows`` (a boolean mask or indices)."""
+        return Columns({k: v[rows] for k, v in self.data.items()})
+
+    @staticmethod
+    def concat(parts: list[Columns], names: list[str]) -> Columns:
+        """The rows of ``parts`` one after another (columns ``names``; none: empty columns)."""
+        if not parts:
+            return Columns({c: np.empty(0) for c in names})
+        return Columns({c: np.concatenate([p[c] for p in parts]) for c in names})
+
+    def left_join(self, other: Columns, where: str) -> Columns:
+        """These rows, in order, with ``other``'s columns beside them, matched on ``id``: NaN (or
+        None, for text) where ``other`` has no row of that id. ``other``'s ids must be unique
+        (``where`` names it in the error), and of the same kind as these (numbers or text)."""
+        left, right = np.asarray(self.data["id"]), np.asarray(other["id"])
+        numeric = [a.dtype.kind in "biuf" for a in (left, right)]
+        if len(right) and len(left) and numeric[0] != numeric[1]:
+            kinds = ["numbers" if k else "text" for k in numeric]
+            raise InvalidInputError(f"the prediction log's ids are {kinds[0]} and {where}'s {kinds[1]}: "
+                                    "they cannot be joined")
+        order = np.argsort(right, kind="stable")
+        ranked = right[order]
+        twice = np.flatnonzero(ranked[1:] == ranked[:-1]) if ranked.size > 1 else np.zeros(0, dtype=np.int64)
+        if twice.size:
+            raise InvalidInputError(f"{where} holds the id {ranked[twice[:1]].tolist()[0]!r} more than once: "
+                                    "a prediction's passive row must be unique")
+        at = np.minimum(np.searchsorted(ranked, left), max(ranked.size - 1, 0))
+        hit = (ranked[at] == left) if ranked.size else np.zeros(left.size, dtype=bool)
+        rows = order[at[hit]]
+        out = dict(self.data)
+        for name, col in other.data.items():
+            if name == "id":
+                continue
+            full = np.full(left.size, np.nan) if col.dtype.kind in "biuf" else np.full(left.size, None, dtype=object)
+            full[hit] = col[rows]
+            out[name] = full
+        return Columns(out)
+
+
+#: the fixed-width Arrow types read straight from their buffers, by name (pyarrow's own
+#: conversions, ``to_numpy`` and ``pa.array``, import pandas on their first use)
+_FIXED = {"int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64, "uint8": np.uint8,
+          "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64, "halffloat": np.float16,
+          "float": np.float32, "double": np.float64}
+
+
+def _valid(buf, offset: int, n: int) -> np.ndarray | None:
+    """An Arrow validity bitmap as booleans (None: every entry valid)."""
+    if buf is None:
+        return None
+    return np.unpackbits(np.frombuffer(buf, dtype=np.uint8), bitorder="little")[offset:offset + n].astype(bool)
+
+
+def _numpy_of(arr) -> np.ndarray:
+    """A pyarrow Array or ChunkedArray as NumPy, as pandas reads it (a number column with nulls
+    as floats with NaN; text and every other type as an object array, None for null), without
+    importing pandas."""
+    if hasattr(arr, "chunks"):
+        parts = [_numpy_of(c) for c in arr.chunks]
+        if not parts:
+            return np.empty(0, dtype=_FIXED.get(str(arr.type), object))
+        kinds = {p.dtype.kind for p in parts}
+        return np.concatenate(parts if len(kinds) == 1 else [p.astype(object) for p in parts])
+    n, offset, name = len(arr), arr.offset, str(arr.type)
+    if name in _FIXED:
+        bufs = arr.buffers()
+        values = np.frombuffer(bufs[1], dtype=_FIXED[name])[offset:offset + n] if n else np.empty(0, _FIXED[name])
+        valid = _valid(bufs[0], offset, n) if arr.null_count else None
+        if valid is None:
+            return values.copy()
+        out = values.astype(np.float64)
+        out[~valid] = np.nan
+        return out
+    if name == "bool":   # bit-packed; with nulls an object array, as pandas reads it
+        bufs = arr.buffers()
+        values = _valid(bufs[1], offset, n)
+        valid = _valid(bufs[0], offset, n) if arr.null_count else None
+        if valid is None:
+            return values
+        out = values.astype(object)
+        out[~valid] = None
+        return out
+    return np.array(arr.to_pylist() + [None], dtype=object)[:-1]   # [None]: never a 2-D array of lists
+
+
+def _arrow_of(values: np.ndarray):
+    """A NumPy column as a pyarrow Array, as pandas writes it (NaN as null in a float column,
+    anything else as UTF-8 text, None as null), without importing pandas."""
+    import pyarrow as pa
+
+    values = np.asarray(values)
+    n = values.shape[0]
+    if values.dtype.kind == "b":
+        return pa.Array.from_buffers(pa.bool_(), n, [None, pa.py_buffer(np.packbits(values, bitorder="little"))])
+    if values.dtype.kind in "iuf":   # pa.int64(), pa.float64(), ...: the same names as NumPy's
+        data = np.ascontiguousarray(values)
+        nan = np.isnan(data) if data.dtype.kind == "f" else None
+        valid = pa.py_buffer(np.packbits(~nan, bitorder="little")) if nan is not None and nan.any() else None
+        return pa.Array.from_buffers(getattr(pa, data.dtype.name)(), n, [valid, pa.py_buffer(data)])
+    nulls = np.equal(values.astype(object), None)
+    # each distinct text encoded once (a status column holds a handful in thousands of rows)
+    distinct, which = np.unique(np.where(nulls, "", values).astype(str), return_inverse=True)
+    encoded = np.array([t.encode() for t in distinct] + [b""], dtype=object)[:-1]
+    offsets = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum(np.array([len(t) for t in encoded], dtype=np.int32)[which], out=offsets[1:])
+    valid = pa.py_buffer(np.packbits(~nulls, bitorder="little")) if nulls.any() else None
+    data = pa.py_buffer(b"".join(encoded[which]))
+    return pa.Array.from_buffers(pa.string(), n, [valid, pa.py_buffer(offsets), data])
+
+
+def write_columns(columns: dict, path: Any) -> None:
+    """Named NumPy columns of equal length as one Parquet file (:func:`_arrow_of`; pyarrow alone)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    names = list(columns)
+    pq.write_table(pa.Table.from_arrays([_arrow_of(columns[k]) for k in names], names=names), str(path))
 
 
 def _files(path: Any) -> tuple[str, list[pathlib.Path]]:
@@ -138,23 +318,35 @@ def _csv_blocks(f: pathlib.Path, block_rows: int) -> list[Part]:
     return parts
 
 
-def read_part(part: Part, columns: list[str]):
-    """The partition ``part`` as a pandas DataFrame of ``columns``."""
-    import pandas as pd
-
+def _read(part: Part, columns: list[str]):
+    """The partition ``part``'s ``columns``: a pyarrow RecordBatch (Parquet) or a pandas
+    DataFrame (CSV, read by pandas as a whole log is)."""
     if part.kind == "parquet":
         import pyarrow.parquet as pq
 
         pf = pq.ParquetFile(part.file)
         for b, batch in enumerate(pf.iter_batches(batch_size=part.block, row_groups=[part.group], columns=columns)):
             if b == part.batch:
-                return batch.to_pandas()
+                return batch
         raise InvalidInputError(f"log {part.file!r} changed while it was audited (row group {part.group})")
+    import pandas as pd
+
     with open(part.file, "rb") as fh:
         header = fh.readline()
         fh.seek(part.offset)
         chunk = fh.read(part.nbytes)
     return pd.read_csv(io.BytesIO(header + chunk), usecols=columns)[columns]
+
+
+def read_part(part: Part, columns: list[str]):
+    """The partition ``part`` as a pandas DataFrame of ``columns``."""
+    got = _read(part, columns)
+    return got.to_pandas() if hasattr(got, "to_pandas") else got
+
+
+def read_columns(part: Part, columns: list[str]) -> Columns:
+    """The partition ``part``'s ``columns`` as :class:`Columns` (a Parquet log is read without pandas)."""
+    return Columns.of(_read(part, columns))
 
 
 def _aligned_rows(files, ids, want, part):
@@ -185,11 +377,11 @@ def _aligned_rows(files, ids, want, part):
             break
     if not tables:
         return None
-    got = pa.concat_tables(tables).to_pandas()
-    keep = np.isin(got["id"].to_numpy(), ids)
+    got = Columns.of(pa.concat_tables(tables))
+    keep = np.isin(got["id"], ids)
     if keep.sum() < np.unique(ids).size:
         return None
-    return got[keep].reset_index(drop=True)
+    return got.take(keep)
 
 
 def _parquet_rows(files, ids, want, part=None):
@@ -197,8 +389,8 @@ def _parquet_rows(files, ids, want, part=None):
     they hold every id (:func:`_aligned_rows`); else only the row groups whose ``id``
     statistics overlap ``[min(ids), max(ids)]`` are read (all of them where a group has
     none), one at a time, each filtered to ``ids`` before the next. A pyarrow dataset scan
-    with the same filter read ahead and held 190 MB for 1 000 ids of a 10^6-row passive log."""
-    import pandas as pd
+    with the same filter read ahead and held 190 MB for 1 000 ids of a 10^6-row passive log.
+    Returns :class:`Columns`."""
     import pyarrow.parquet as pq
 
     aligned = _aligned_rows(files, ids, want, part)
@@ -213,24 +405,33 @@ def _parquet_rows(files, ids, want, part=None):
             stats = pf.metadata.row_group(g).column(col).statistics
             if stats is not None and stats.has_min_max and (stats.max < lo or stats.min > hi):
                 continue
-            part = pf.read_row_group(g, columns=want, use_threads=False).to_pandas()
-            out.append(part[np.isin(part["id"].to_numpy(), ids)])
-    return pd.concat(out, ignore_index=True) if out else pd.DataFrame({c: [] for c in want})
+            group = Columns.of(pf.read_row_group(g, columns=want, use_threads=False))
+            out.append(group.take(np.isin(group["id"], ids)))
+    return Columns.concat(out, want)
 
 
 def passive_rows(path: Any, ids, columns: list[str], part: Part | None = None):
     """The rows of the passive log at ``path`` whose ``id`` is in ``ids``: ``id`` and
-    ``columns``. ``part``: the prediction-log partition the ids come from; its rows of the
-    passive log are tried first (logs written side by side are aligned)."""
+    ``columns``, as a pandas DataFrame. ``part``: the prediction-log partition the ids come
+    from; its rows of the passive log are tried first (logs written side by side are aligned)."""
     import pandas as pd
 
+    got = passive_columns(path, ids, columns, part)
+    return pd.DataFrame(got.data) if isinstance(got, Columns) else got
+
+
+def passive_columns(path: Any, ids, columns: list[str], part: Part | None = None):
+    """:func:`passive_rows` as :class:`Columns` from a Parquet passive log (read without pandas),
+    or as a pandas DataFrame from a CSV one."""
     kind, files = _files(path)
     ids = np.asarray(ids)
     want = ["id"] + columns
     if ids.size == 0:
-        return pd.DataFrame({c: [] for c in want})
+        return Columns.concat([], want)
     if kind == "parquet":
         return _parquet_rows(files, ids, want, part)
+    import pandas as pd
+
     out = []
     for f in files:
         for chunk in pd.read_csv(f, usecols=want, chunksize=BLOCK_ROWS):

@@ -49,7 +49,18 @@ from ..attacks.known_input import infer_decimals
 from ..model import VFLModel
 from ..release import Release, fitting_kinds, verdict_line
 from .intervals import LEVEL, LOG_RESAMPLES, LOG_SEED, interval, poisson_replicates, poisson_sums
-from .logfiles import BLOCK_ROWS, Part, columns_of, partitions, passive_rows, read_part
+from .logfiles import (
+    BLOCK_ROWS,
+    Columns,
+    Part,
+    columns_of,
+    partitions,
+    passive_columns,
+    passive_rows,
+    read_columns,
+    read_part,
+    write_columns,
+)
 from .protocol import Result
 
 __all__ = ["attack_frame", "attack_log", "read_log", "write_log"]
@@ -109,11 +120,17 @@ def _published(df, k: int, release: Release | None):
     """What the partition's rows published, as whitebox_attack takes it, and log_scores."""
     cols = _score_columns(k, release, df.columns)
     if release is None or release.exact:
-        return df[cols].to_numpy(float), cols[0].startswith("logp")
+        return _matrix(df, cols), cols[0].startswith("logp")
     log = release.entry.log
     if cols != log.names(k):   # the probabilities instead (labels, rankings derived from them)
-        return df[cols].to_numpy(float), False
-    return log.read(df[cols].to_numpy(float)), log.log_scores
+        return _matrix(df, cols), False
+    return log.read(_matrix(df, cols)), log.log_scores
+
+
+def _matrix(df, cols: list[str]) -> np.ndarray:
+    """The columns ``cols`` of ``df`` (a pandas DataFrame or :class:`~vflattack.audit.logfiles.Columns`)
+    as an (n, len(cols)) float array."""
+    return df.matrix(cols) if isinstance(df, Columns) else df[cols].to_numpy(float)
 
 
 def _attack_partition(part: Part, model, methods, prior, method_options, part_path, columns, passive_log,
@@ -182,14 +199,14 @@ def _attack_df(model, df, methods, prior, method_options, release):
     """``(the output columns, the attack's result, what was published, log_scores)`` of one frame."""
     d = model.n_passive
     S, log = _published(df, model.n_classes, release)
-    Y = df[[f"y{j}" for j in range(model.n_active)]].to_numpy(float) if model.n_active else None
+    Y = _matrix(df, [f"y{j}" for j in range(model.n_active)]) if model.n_active else None
     with warnings.catch_warnings():   # an unreadable release: the log's report gives the verdict once
         warnings.simplefilter("ignore", UnreadableReleaseWarning)
         res = whitebox_attack(model, S, Y, methods, prior=prior, log_scores=log, method_options=method_options,
                               release=None if release is None or release.exact else release)
     out = {"score_flags": res.score_flags.astype(np.int64)}
     if "id" in df:
-        out = {"id": df["id"].to_numpy(), **out}
+        out = {"id": np.asarray(df["id"]), **out}
     for m in methods:
         for j in range(d):
             out[f"{m}_x{j}"] = res.reconstructions[m][:, j]
@@ -199,14 +216,12 @@ def _attack_df(model, df, methods, prior, method_options, release):
 
 def _attack_read_partition(part, model, methods, prior, method_options, part_path, columns, passive_log,
                            passive_cols, release, unit_widths=None):
-    import pandas as pd
-
-    df = read_part(part, columns)
+    df = read_columns(part, columns)   # a worker reads and writes Parquet without pandas (logfiles)
     if passive_cols:
-        df = df.merge(passive_rows(passive_log, df["id"].to_numpy(), passive_cols, part), on="id", how="left")
+        df = df.left_join(Columns.of(passive_columns(passive_log, df["id"], passive_cols, part)), "the passive log")
     out, res, S, log = _attack_df(model, df, methods, prior, method_options, release)
     counts = res.status_counts()
-    pd.DataFrame(out).to_parquet(part_path, index=False)
+    write_columns(out, part_path)
     refused = int(np.sum(res.score_flags != 0))
     summary = {"rows": int(len(df)), "status": counts, "refused": refused,
                # a sample of what a mostly refused partition published: the verdict names what fits it
@@ -215,7 +230,7 @@ def _attack_read_partition(part, model, methods, prior, method_options, part_pat
                "decimals": infer_decimals(S, max_decimals=6) if isinstance(S, np.ndarray) and S.size
                and (release is None or release.exact) and not log else None}
     if passive_cols:
-        X = df[passive_cols].to_numpy(float)
+        X = _matrix(df, passive_cols)
         rows = res.common_rows() & np.all(np.isfinite(X), axis=1)
         summary["scored"] = int(rows.sum())
         # per row of the partition (the bootstrap's weights follow each row's position in the log,
@@ -500,8 +515,8 @@ def _calibrate(model, part, columns, methods, prior, method_options, release) ->
     second)``. On a cluster it runs on one worker after the warm-up, alone."""
     import numba
 
-    df = read_part(part, columns).head(256)
-    if df.empty:
+    df = read_columns(part, columns).head(256)
+    if len(df) == 0:
         return 0.0, 0.0
     before = numba.get_num_threads()
     numba.set_num_threads(1)
