@@ -36,6 +36,56 @@ EXTRAS = tuple(name for name, (_, step) in _STEPS.items() if not step.always)
 STEPS = ORDER + EXTRAS
 
 
+#: each step's compile seconds on a cold cache after the closed forms every step reaches (the
+#: ``half`` step), measured in one process on the reference machine (docs/benchmarks.md, "Cold
+#: start", 2026-12-06); only to balance ``warmup(jobs=N)``'s processes (:func:`_split`). A step
+#: not listed counts 1 s
+COST = {"half": 4.2, "ls": 0.1, "half_star": 0.1, "auto": 0.1, "cls": 6.7, "cls_gelsd": 7.7, "cls_intervals": 0.9,
+        "rcc1": 12.6, "rcc1_segment": 0.8, "rcc1_intervals": 0.1, "rcc1_quadratic": 2.4, "rcc2": 0.1,
+        "rcc2_intervals": 4.9, "exact": 20.3, "bnb": 7.4, "exact_intervals": 8.6, "project": 1.8,
+        "project_intervals": 0.5, "ranges": 2.7, "ranges_intervals": 1.2}
+
+
+def _split(todo: tuple, jobs: int) -> list:
+    """``todo`` in at most ``jobs`` lists of about equal compile time, each in the table's order.
+
+    Steps that share kernels go to one process, or both would compile them: a method's own
+    steps, and steps declaring a common kernel that fewer than three methods declare
+    (``auto`` and ``exact``; the closed forms and the interval rows' boxes, which most methods
+    reach, are compiled by every process that needs them). The groups are then placed longest first, each on the least loaded process
+    (:data:`COST`). Round-robin had put exact, rcc1 and cls's rare route in one process of two:
+    46 s for the log audit's steps, against about 32 s balanced (docs/benchmarks.md)."""
+    methods_of: dict = {}
+    for spec, step in _STEPS.values():
+        for k in step.kernels:
+            methods_of.setdefault(k, set()).add(spec.name)
+    base = {k for k, methods in methods_of.items() if len(methods) >= 3}
+    owner = {name: name for name in todo}
+
+    def root(x):
+        while owner[x] != x:
+            owner[x] = owner[owner[x]]
+            x = owner[x]
+        return x
+
+    known = [name for name in todo if name in _STEPS]
+    for a in known:
+        for b in known:
+            spec_a, step_a = _STEPS[a]
+            spec_b, step_b = _STEPS[b]
+            if a < b and (spec_a.name == spec_b.name or (set(step_a.kernels) & set(step_b.kernels)) - base):
+                owner[root(a)] = root(b)
+    groups: dict = {}
+    for name in todo:
+        groups.setdefault(root(name), []).append(name)
+    loads = [[0.0, []] for _ in range(jobs)]
+    for group in sorted(groups.values(), key=lambda g: -sum(COST.get(n, 1.0) for n in g)):
+        least = min(loads, key=lambda load: load[0])
+        least[0] += sum(COST.get(n, 1.0) for n in group)
+        least[1].extend(group)
+    return [[n for n in todo if n in load[1]] for load in loads if load[1]]
+
+
 def _step_kernels() -> dict:
     """The compiled entry points each step reaches (their caches decide whether it is cold),
     as the table declares them."""
@@ -301,7 +351,8 @@ def warmup(steps=None, progress=None, jobs: int = 1, shape=None) -> float:
         each worker, as ``progress("step1+step2+...", seconds)``).
     jobs : int, default 1
         Worker processes. ``1`` compiles here, in this process. ``jobs > 1`` splits the
-        steps round-robin over that many child processes (``python -c`` running this module's worker)
+        steps over that many child processes (``python -c`` running this module's worker),
+        balanced by their compile time, steps that share kernels together (:func:`_split`),
         and waits for all of them; this process then loads the kernels from the cache on
         first use. Compilation is single-threaded, so two jobs on two cores take about
         half the time.
@@ -345,7 +396,7 @@ def warmup(steps=None, progress=None, jobs: int = 1, shape=None) -> float:
             if progress is not None:
                 progress(step, time.perf_counter() - t)
         return time.perf_counter() - t0
-    groups = [g for g in (todo[k::jobs] for k in range(jobs)) if g]
+    groups = _split(todo, jobs)
     procs = [(g, subprocess.Popen([sys.executable, "-c", _WORKER, *shape_args, *g], stdin=subprocess.DEVNULL,
                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)) for g in groups]
     failed = []
