@@ -182,6 +182,17 @@ def test_the_join_by_id_is_pandas_left_merge(ids):
     assert np.isnan(got["x0"]).sum() == np.isnan(ref["x0"].to_numpy(float)).sum() > 0   # some ids have no passive row
 
 
+def test_a_null_id_joins_nothing():
+    """A prediction without an id gets no passive row, and a passive row without one is never
+    joined (pandas' merge pairs NaN with NaN; a null names no record)."""
+    from vflattack.audit.logfiles import Columns
+
+    for left_ids, right_ids in ((np.array(["a", None, "b"], dtype=object), np.array([None, "b", "a"], dtype=object)),
+                                (np.array([1.0, np.nan, 2.0]), np.array([np.nan, 2.0, 1.0]))):
+        got = Columns({"id": left_ids}).left_join(Columns({"id": right_ids, "x0": np.array([9.0, 2.0, 1.0])}), "P")
+        np.testing.assert_array_equal(got["x0"], [1.0, np.nan, 2.0])
+
+
 def test_the_join_refuses_repeated_or_mismatched_ids():
     from vflattack.audit.logfiles import Columns
 

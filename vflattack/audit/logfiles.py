@@ -130,15 +130,20 @@ class Columns:
             kinds = ["numbers" if k else "text" for k in numeric]
             raise InvalidInputError(f"the prediction log's ids are {kinds[0]} and {where}'s {kinds[1]}: "
                                     "they cannot be joined")
-        order = np.argsort(right, kind="stable")
+        # a null id (None in text, NaN in numbers) joins nothing, as it names no record
+        keep_r = np.flatnonzero(~_null(right))
+        order = keep_r[np.argsort(right[keep_r], kind="stable")]
         ranked = right[order]
         twice = np.flatnonzero(ranked[1:] == ranked[:-1]) if ranked.size > 1 else np.zeros(0, dtype=np.int64)
         if twice.size:
             raise InvalidInputError(f"{where} holds the id {ranked[twice[:1]].tolist()[0]!r} more than once: "
                                     "a prediction's passive row must be unique")
-        at = np.minimum(np.searchsorted(ranked, left), max(ranked.size - 1, 0))
-        hit = (ranked[at] == left) if ranked.size else np.zeros(left.size, dtype=bool)
-        rows = order[at[hit]]
+        named = np.flatnonzero(~_null(left))
+        at = np.minimum(np.searchsorted(ranked, left[named]), max(ranked.size - 1, 0))
+        hit = np.zeros(left.size, dtype=bool)
+        if ranked.size:
+            hit[named] = ranked[at] == left[named]
+        rows = order[at[hit[named]]]
         out = dict(self.data)
         for name, col in other.data.items():
             if name == "id":
@@ -227,6 +232,15 @@ def write_columns(columns: dict, path: Any) -> None:
 
     names = list(columns)
     pq.write_table(pa.Table.from_arrays([_arrow_of(columns[k]) for k in names], names=names), str(path))
+
+
+def _null(ids: np.ndarray) -> np.ndarray:
+    """Where ``ids`` hold no id: None (text) or NaN (numbers)."""
+    if ids.dtype.kind == "f":
+        return np.isnan(ids)
+    if ids.dtype.kind == "O":
+        return np.array([v is None or (isinstance(v, float) and v != v) for v in ids], dtype=bool)
+    return np.zeros(ids.shape, dtype=bool)
 
 
 def _files(path: Any) -> tuple[str, list[pathlib.Path]]:
