@@ -133,6 +133,7 @@ _ARROW_COLUMNS = [pa.array([1.5, None, 3.0]), pa.array([1, None, 3]), pa.array([
                   pa.array([True, None, False]), pa.array([1.0, 2.0, 3.0, 4.0]).slice(1, 2),
                   pa.array([1, None, 3, 4]).slice(1, 3), pa.array([False] * 9 + [True]).slice(8),
                   pa.chunked_array([[1.0, None], [2.0]]), pa.chunked_array([["x"], ["y", None]]),
+                  pa.chunked_array([[1, None], [2, 3]]), pa.chunked_array([], pa.int64()),
                   pa.array([], pa.float64()), pa.array([1, 2], pa.uint8()), pa.array([0.5, 1.5], pa.float32())]
 
 
@@ -228,3 +229,38 @@ print(s["rows"], s["scored"], "pandas" in sys.modules)
     assert out == [str(n), str(n), "False"]
     back = pd.read_parquet(tmp_path / "out.parquet")
     assert back["id"].tolist() == list(range(n)) and set(back["half_status"]) == {"OPTIMAL"}
+
+
+def test_what_an_independent_review_found_in_the_workers_reading_and_writing(tmp_path):
+    """Each case a review of the pandas-free worker found, against what pandas did: a null text
+    id of a CSV log written as null (it was the text 'nan'); binary ids written as binary (they
+    crashed); int64 against uint64 ids past 2^53 joined exactly (NumPy compared them as float64:
+    five of six rows unmatched); a nullable id column over two row groups read as numbers (one
+    chunk with nulls, one without, was read as objects, then refused as text); a null id and ids
+    of another kind on the Parquet path itself (they crashed before the join)."""
+    from vflattack.audit.logfiles import Columns, _arrow_of, passive_columns, write_columns
+
+    write_columns({"id": np.array(["a", np.nan, "c"], dtype=object)}, tmp_path / "t.parquet")
+    assert pq.read_table(tmp_path / "t.parquet").column("id").to_pylist() == ["a", None, "c"]
+    ids = [bytes([i]) * 15 + b"\xff" for i in range(3)]
+    col = _arrow_of(np.array(ids, dtype=object))
+    assert col.type == pa.binary() and col.to_pylist() == ids
+
+    big = 1_500_000_000_000_000_000 + np.arange(6)
+    left = Columns({"id": big.astype(np.int64)})
+    right = Columns({"id": big[::-1].astype(np.uint64), "x0": np.arange(6.0)[::-1]})
+    np.testing.assert_array_equal(left.left_join(right, "P")["x0"], np.arange(6.0))
+    neg = Columns({"id": np.array([-1, 3])}).left_join(Columns({"id": np.array([2**64 - 1, 3], np.uint64),
+                                                                "x0": np.array([7.0, 8.0])}), "P")
+    np.testing.assert_array_equal(neg["x0"], [np.nan, 8.0])   # -1 is not 2^64 - 1
+
+    pq.write_table(pa.table({"id": pa.array([10, 11, None, 12]), "x0": [1.0, 2.0, 3.0, 4.0]}), tmp_path / "p.parquet",
+                   row_group_size=2)
+    got = Columns.of(passive_columns(tmp_path / "p.parquet", np.array([10, 11, 10, 12]), ["x0"]))
+    assert got["id"].dtype.kind == "f" and sorted(got["x0"].tolist()) == [1.0, 2.0, 4.0]
+
+    pq.write_table(pa.table({"id": ["a", "b", "c"], "x0": [1.0, 2.0, 3.0]}), tmp_path / "s.parquet")
+    rows = Columns.of(passive_columns(tmp_path / "s.parquet", np.array(["a", None, "c"], dtype=object), ["x0"]))
+    assert sorted(rows["id"].tolist()) == ["a", "c"]
+    with pytest.raises(cc.InvalidInputError, match="ids are numbers and the passive log's text"):
+        passive_columns(tmp_path / "s.parquet", np.array([1, 2]), ["x0"])

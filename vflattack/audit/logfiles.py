@@ -125,20 +125,18 @@ class Columns:
         None, for text) where ``other`` has no row of that id. ``other``'s ids must be unique
         (``where`` names it in the error), and of the same kind as these (numbers or text)."""
         left, right = np.asarray(self.data["id"]), np.asarray(other["id"])
-        numeric = [a.dtype.kind in "biuf" for a in (left, right)]
-        if len(right) and len(left) and numeric[0] != numeric[1]:
-            kinds = ["numbers" if k else "text" for k in numeric]
-            raise InvalidInputError(f"the prediction log's ids are {kinds[0]} and {where}'s {kinds[1]}: "
-                                    "they cannot be joined")
+        if len(right) and len(left):
+            _same_kind(left.dtype.kind in "biuf", right.dtype.kind in "biuf", where)
+        left, right, usable_l, usable_r = _join_keys(left, right)
         # a null id (None in text, NaN in numbers) joins nothing, as it names no record
-        keep_r = np.flatnonzero(~_null(right))
+        keep_r = np.flatnonzero(usable_r)
         order = keep_r[np.argsort(right[keep_r], kind="stable")]
         ranked = right[order]
         twice = np.flatnonzero(ranked[1:] == ranked[:-1]) if ranked.size > 1 else np.zeros(0, dtype=np.int64)
         if twice.size:
             raise InvalidInputError(f"{where} holds the id {ranked[twice[:1]].tolist()[0]!r} more than once: "
                                     "a prediction's passive row must be unique")
-        named = np.flatnonzero(~_null(left))
+        named = np.flatnonzero(usable_l)
         at = np.minimum(np.searchsorted(ranked, left[named]), max(ranked.size - 1, 0))
         hit = np.zeros(left.size, dtype=bool)
         if ranked.size:
@@ -172,12 +170,8 @@ def _numpy_of(arr) -> np.ndarray:
     """A pyarrow Array or ChunkedArray as NumPy, as pandas reads it (a number column with nulls
     as floats with NaN; text and every other type as an object array, None for null), without
     importing pandas."""
-    if hasattr(arr, "chunks"):
-        parts = [_numpy_of(c) for c in arr.chunks]
-        if not parts:
-            return np.empty(0, dtype=_FIXED.get(str(arr.type), object))
-        kinds = {p.dtype.kind for p in parts}
-        return np.concatenate(parts if len(kinds) == 1 else [p.astype(object) for p in parts])
+    if hasattr(arr, "chunks"):   # one array: a chunk with nulls and one without read alike
+        arr = arr.combine_chunks()
     n, offset, name = len(arr), arr.offset, str(arr.type)
     if name in _FIXED:
         bufs = arr.buffers()
@@ -201,8 +195,9 @@ def _numpy_of(arr) -> np.ndarray:
 
 
 def _arrow_of(values: np.ndarray):
-    """A NumPy column as a pyarrow Array, as pandas writes it (NaN as null in a float column,
-    anything else as UTF-8 text, None as null), without importing pandas."""
+    """A NumPy column as a pyarrow Array, as pandas writes it (NaN as null in a float column;
+    text as UTF-8 strings and bytes as binary, None or NaN as null; other objects as pyarrow
+    infers them), without importing pandas for numbers, text or bytes."""
     import pyarrow as pa
 
     values = np.asarray(values)
@@ -210,19 +205,27 @@ def _arrow_of(values: np.ndarray):
     if values.dtype.kind == "b":
         return pa.Array.from_buffers(pa.bool_(), n, [None, pa.py_buffer(np.packbits(values, bitorder="little"))])
     if values.dtype.kind in "iuf":   # pa.int64(), pa.float64(), ...: the same names as NumPy's
-        data = np.ascontiguousarray(values)
+        data = np.ascontiguousarray(values, dtype=values.dtype.newbyteorder("="))   # Arrow's buffers are native
         nan = np.isnan(data) if data.dtype.kind == "f" else None
         valid = pa.py_buffer(np.packbits(~nan, bitorder="little")) if nan is not None and nan.any() else None
         return pa.Array.from_buffers(getattr(pa, data.dtype.name)(), n, [valid, pa.py_buffer(data)])
-    nulls = np.equal(values.astype(object), None)
-    # each distinct text encoded once (a status column holds a handful in thousands of rows)
-    distinct, which = np.unique(np.where(nulls, "", values).astype(str), return_inverse=True)
-    encoded = np.array([t.encode() for t in distinct] + [b""], dtype=object)[:-1]
+    values = values.astype(object)
+    nulls = _null(values)
+    present = values[~nulls]
+    if all(isinstance(v, str) for v in present):
+        kind, encode = pa.string(), str.encode
+    elif all(isinstance(v, bytes) for v in present):
+        kind, encode = pa.binary(), bytes
+    else:   # dates, decimals, ...: pyarrow infers their type (and may import pandas for it)
+        return pa.array(list(np.where(nulls, None, values)))
+    # each distinct value encoded once (a status column holds a handful in thousands of rows)
+    distinct, which = np.unique(np.where(nulls, "" if kind == pa.string() else b"", values), return_inverse=True)
+    encoded = np.array([encode(t) for t in distinct] + [b""], dtype=object)[:-1]
     offsets = np.zeros(n + 1, dtype=np.int32)
     np.cumsum(np.array([len(t) for t in encoded], dtype=np.int32)[which], out=offsets[1:])
     valid = pa.py_buffer(np.packbits(~nulls, bitorder="little")) if nulls.any() else None
     data = pa.py_buffer(b"".join(encoded[which]))
-    return pa.Array.from_buffers(pa.string(), n, [valid, pa.py_buffer(offsets), data])
+    return pa.Array.from_buffers(kind, n, [valid, pa.py_buffer(offsets), data])
 
 
 def write_columns(columns: dict, path: Any) -> None:
@@ -232,6 +235,36 @@ def write_columns(columns: dict, path: Any) -> None:
 
     names = list(columns)
     pq.write_table(pa.Table.from_arrays([_arrow_of(columns[k]) for k in names], names=names), str(path))
+
+
+def _same_kind(left_numeric: bool, right_numeric: bool, where: str) -> None:
+    """Refuse to join ids of different kinds (numbers against text), naming ``where``."""
+    if left_numeric != right_numeric:
+        kinds = ["numbers" if k else "text" for k in (left_numeric, right_numeric)]
+        raise InvalidInputError(f"the prediction log's ids are {kinds[0]} and {where}'s {kinds[1]}: "
+                                "they cannot be joined")
+
+
+def _join_keys(left: np.ndarray, right: np.ndarray) -> tuple:
+    """``(left, right, usable_left, usable_right)``: the ids as keys NumPy compares exactly, and
+    where each side holds an id that can match. A null never matches; signed against unsigned
+    integers compare as unsigned, a negative id matching nothing (NumPy would compare them as
+    float64, which merges distinct ids past 2^53)."""
+    usable_l, usable_r = ~_null(left), ~_null(right)
+    kinds = {left.dtype.kind, right.dtype.kind}
+    if kinds == {"i", "u"}:
+        if left.dtype.kind == "i":
+            usable_l &= left >= 0
+        else:
+            usable_r &= right >= 0
+        left, right = left.astype(np.uint64), right.astype(np.uint64)
+    return left, right, usable_l, usable_r
+
+
+def _isin(values: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """Where ``values`` is one of ``ids``, compared as the join compares them (:func:`_join_keys`)."""
+    a, b, usable_a, usable_b = _join_keys(np.asarray(values), np.asarray(ids))
+    return usable_a & np.isin(a, b[usable_b])
 
 
 def _null(ids: np.ndarray) -> np.ndarray:
@@ -392,7 +425,7 @@ def _aligned_rows(files, ids, want, part):
     if not tables:
         return None
     got = Columns.of(pa.concat_tables(tables))
-    keep = np.isin(got["id"], ids)
+    keep = _isin(got["id"], ids)
     if keep.sum() < np.unique(ids).size:
         return None
     return got.take(keep)
@@ -410,7 +443,7 @@ def _parquet_rows(files, ids, want, part=None):
     aligned = _aligned_rows(files, ids, want, part)
     if aligned is not None:
         return aligned
-    lo, hi = ids.min(), ids.max()
+    lo, hi = ids[[ids.argmin(), ids.argmax()]].tolist()   # Python numbers: exact against the statistics
     out = []
     for f in files:
         pf = pq.ParquetFile(f)
@@ -420,7 +453,7 @@ def _parquet_rows(files, ids, want, part=None):
             if stats is not None and stats.has_min_max and (stats.max < lo or stats.min > hi):
                 continue
             group = Columns.of(pf.read_row_group(g, columns=want, use_threads=False))
-            out.append(group.take(np.isin(group["id"], ids)))
+            out.append(group.take(_isin(group["id"], ids)))
     return Columns.concat(out, want)
 
 
@@ -439,10 +472,16 @@ def passive_columns(path: Any, ids, columns: list[str], part: Part | None = None
     or as a pandas DataFrame from a CSV one."""
     kind, files = _files(path)
     ids = np.asarray(ids)
+    ids = ids[~_null(ids)]   # a null id joins nothing (Columns.left_join)
     want = ["id"] + columns
     if ids.size == 0:
         return Columns.concat([], want)
     if kind == "parquet":
+        import pyarrow.parquet as pq
+        import pyarrow.types as pt
+
+        t = pq.ParquetFile(files[0]).schema_arrow.field("id").type
+        _same_kind(ids.dtype.kind in "biuf", pt.is_integer(t) or pt.is_floating(t), "the passive log")
         return _parquet_rows(files, ids, want, part)
     import pandas as pd
 
