@@ -209,22 +209,32 @@ def _arrow_of(values: np.ndarray):
         nan = np.isnan(data) if data.dtype.kind == "f" else None
         valid = pa.py_buffer(np.packbits(~nan, bitorder="little")) if nan is not None and nan.any() else None
         return pa.Array.from_buffers(getattr(pa, data.dtype.name)(), n, [valid, pa.py_buffer(data)])
-    values = values.astype(object)
-    nulls = _null(values)
-    present = values[~nulls]
-    if all(isinstance(v, str) for v in present):
-        kind, encode = pa.string(), str.encode
-    elif all(isinstance(v, bytes) for v in present):
-        kind, encode = pa.binary(), bytes
+    if values.dtype.kind == "U":   # NumPy text (the statuses): no null, sorted in C
+        nulls = np.zeros(n, dtype=bool)
+        distinct, which = np.unique(values, return_inverse=True)
+        distinct = distinct.tolist()
+    else:
+        values = values.astype(object)
+        nulls = _null(values)
+        present = values[~nulls]
+        filled = values.copy()
+        filled[nulls] = present[0] if present.size else ""
+        try:   # each distinct value encoded once (a status column holds a handful in thousands of rows)
+            distinct, which = np.unique(filled, return_inverse=True)
+        except TypeError:   # values of several types
+            distinct = None
+    if distinct is not None and all(isinstance(t, str) for t in distinct):
+        kind, encoded = pa.string(), [t.encode() for t in distinct]
+    elif distinct is not None and all(isinstance(t, bytes) for t in distinct):
+        kind, encoded = pa.binary(), list(distinct)
     else:   # dates, decimals, ...: pyarrow infers their type (and may import pandas for it)
         return pa.array(list(np.where(nulls, None, values)))
-    # each distinct value encoded once (a status column holds a handful in thousands of rows)
-    distinct, which = np.unique(np.where(nulls, "" if kind == pa.string() else b"", values), return_inverse=True)
-    encoded = np.array([encode(t) for t in distinct] + [b""], dtype=object)[:-1]
+    lengths = np.array([len(t) for t in encoded], dtype=np.int32)[which]
+    lengths[nulls] = 0
     offsets = np.zeros(n + 1, dtype=np.int32)
-    np.cumsum(np.array([len(t) for t in encoded], dtype=np.int32)[which], out=offsets[1:])
+    np.cumsum(lengths, out=offsets[1:])
     valid = pa.py_buffer(np.packbits(~nulls, bitorder="little")) if nulls.any() else None
-    data = pa.py_buffer(b"".join(encoded[which]))
+    data = pa.py_buffer(b"".join(np.array(encoded + [b""], dtype=object)[:-1][which[~nulls]]))
     return pa.Array.from_buffers(kind, n, [valid, pa.py_buffer(offsets), data])
 
 
@@ -271,8 +281,8 @@ def _null(ids: np.ndarray) -> np.ndarray:
     """Where ``ids`` hold no id: None (text) or NaN (numbers)."""
     if ids.dtype.kind == "f":
         return np.isnan(ids)
-    if ids.dtype.kind == "O":
-        return np.array([v is None or (isinstance(v, float) and v != v) for v in ids], dtype=bool)
+    if ids.dtype.kind == "O":   # None, or NaN (the one value unequal to itself), elementwise
+        return np.equal(ids, None) | (ids != ids)
     return np.zeros(ids.shape, dtype=bool)
 
 
