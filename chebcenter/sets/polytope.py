@@ -265,7 +265,7 @@ class Polytope:
             return CenterResult(self._to_x(point), radius * self._s, Status.OPTIMAL, spec.name,
                                 time.perf_counter() - t0, extras=extras)
         res = sl.center(method=spec.name, lower=lower, upper=upper, **options)
-        extras = {key: _to_x(self, spec.extra(key).unit, val) for key, val in (res.extras or {}).items()}
+        extras = {key: _extra_to_x(self, spec.extra(key).unit, val) for key, val in (res.extras or {}).items()}
         if thin and "radius_lower" in extras:   # the set moved by at most thin
             extras["radius_lower"] = max(extras["radius_lower"] - thin * self._s, 0.0)
         center = self._to_x(res.center)   # NaN stays NaN
@@ -360,7 +360,7 @@ _UNIT_TO_X = {
 }
 
 
-def _to_x(P, unit, val):
+def _extra_to_x(P, unit, val):
     """An extra of one row in the polytope's x coordinates."""
     fn = _UNIT_TO_X.get(unit)
     return val if fn is None else fn(P, val)

@@ -9,9 +9,9 @@ a small description (:class:`Part`), so a task that reads it on a worker holds t
 partition only.
 
 The passive party's log is joined per partition: the worker reads the passive rows whose
-``id`` is among the partition's ids, from Parquet through a pyarrow dataset filter (row
-groups whose id statistics miss the partition's range are skipped) or from CSV in chunks;
-neither log is ever materialised whole.
+``id`` is among the partition's ids, from Parquet one row group at a time (its own rows first
+when the logs are aligned; groups whose id statistics miss the partition's range are skipped)
+or from CSV in chunks; neither log is ever materialised whole.
 
 A worker reads its partition of a Parquet log as :class:`Columns` (NumPy arrays straight from
 pyarrow: :func:`read_columns`, :func:`passive_columns`), never through pandas, which it would
@@ -239,7 +239,19 @@ def _arrow_of(values: np.ndarray):
 
 
 def write_columns(columns: dict, path: Any) -> None:
-    """Named NumPy columns of equal length as one Parquet file (:func:`_arrow_of`; pyarrow alone)."""
+    """Named NumPy columns of equal length as one Parquet file, as pandas' ``to_parquet`` writes
+    them (:func:`_arrow_of`: NaN and None as null, text as strings), with pyarrow alone.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, numpy as np
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "part.parquet"
+    >>> write_columns({"id": np.array([1, 2]), "x0": np.array([0.5, np.nan]),
+    ...                "status": np.array(["OPTIMAL", "INFEASIBLE"])}, path)
+    >>> back = read_columns(partitions(path)[0], ["id", "x0", "status"])
+    >>> back["x0"].tolist(), back["status"].tolist()
+    ([0.5, nan], ['OPTIMAL', 'INFEASIBLE'])
+    """
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -402,7 +414,8 @@ def read_part(part: Part, columns: list[str]):
 
 
 def read_columns(part: Part, columns: list[str]) -> Columns:
-    """The partition ``part``'s ``columns`` as :class:`Columns` (a Parquet log is read without pandas)."""
+    """The partition ``part``'s ``columns`` as :class:`Columns` (a Parquet log is read without
+    pandas: :func:`write_columns` has an example)."""
     return Columns.of(_read(part, columns))
 
 
@@ -473,13 +486,23 @@ def passive_rows(path: Any, ids, columns: list[str], part: Part | None = None):
     from; its rows of the passive log are tried first (logs written side by side are aligned)."""
     import pandas as pd
 
-    got = passive_columns(path, ids, columns, part)
-    return pd.DataFrame(got.data) if isinstance(got, Columns) else got
+    return pd.DataFrame(passive_columns(path, ids, columns, part).data)
 
 
-def passive_columns(path: Any, ids, columns: list[str], part: Part | None = None):
-    """:func:`passive_rows` as :class:`Columns` from a Parquet passive log (read without pandas),
-    or as a pandas DataFrame from a CSV one."""
+def passive_columns(path: Any, ids, columns: list[str], part: Part | None = None) -> Columns:
+    """:func:`passive_rows` as :class:`Columns` (a Parquet passive log is read without pandas;
+    a CSV one with pandas, in chunks). Null ids are dropped from ``ids`` (they join nothing);
+    ids of another kind than the passive log's (numbers against text) raise InvalidInputError.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, numpy as np, pyarrow as pa, pyarrow.parquet as pq
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "passive.parquet"
+    >>> pq.write_table(pa.table({"id": [5, 7, 9], "x0": [0.5, 0.7, 0.9]}), path)
+    >>> rows = passive_columns(path, np.array([9, 5]), ["x0"])
+    >>> sorted(zip(rows["id"].tolist(), rows["x0"].tolist()))
+    [(5, 0.5), (9, 0.9)]
+    """
     kind, files = _files(path)
     ids = np.asarray(ids)
     ids = ids[~_null(ids)]   # a null id joins nothing (Columns.left_join)
@@ -498,5 +521,5 @@ def passive_columns(path: Any, ids, columns: list[str], part: Part | None = None
     out = []
     for f in files:
         for chunk in pd.read_csv(f, usecols=want, chunksize=BLOCK_ROWS):
-            out.append(chunk[chunk["id"].isin(ids)])
-    return pd.concat(out, ignore_index=True) if out else pd.DataFrame({c: [] for c in want})
+            out.append(Columns.of(chunk[chunk["id"].isin(ids)][want]))
+    return Columns.concat(out, want)
